@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file af_view.h
+ * The files of an array directory, synthesized on read: `data`, the `.npy`
+ * view, the `.ra` view, and the text of `shape`, `dtype` and `header`.
+ *
+ * A view is a header built in memory followed by the array's data, served
+ * from the source by offset, transformed only where needed (byte swap of
+ * big-endian numbers for the .ra view, LZ4 for compressed .ra data).
+ *
+ * Invariants:
+ *  - af_view_size is exact and known without reading data.
+ *  - af_view_read(off, len) returns exactly the bytes at [off, off+len) of
+ *    the whole view, for any off and len, clipped at the end.
+ *  - A view borrows the af_array and the af_source given to af_view_open;
+ *    both must outlive it. It is safe to read one view from many threads.
+ *  - Memory: the header (<= AF_NPY_HEADER_MAX), plus for LZ4 data the whole
+ *    decompressed array (refused above AF_LZ4_MAX_DECODED with AF_E_LIMIT).
+ */
+#ifndef ARRAYFS_AF_VIEW_H
+#define ARRAYFS_AF_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "af_array.h"
+#include "af_source.h"
+#include "af_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AF_LZ4_MAX_DECODED (1ULL << 30)
+
+typedef enum af_view_kind {
+	AF_VIEW_DATA = 1,  /* the raw element bytes, as stored (decoded) */
+	AF_VIEW_NPY,       /* the array as a .npy file */
+	AF_VIEW_RA,        /* the array as a .ra file */
+} af_view_kind;
+
+typedef struct af_view af_view;
+
+/**
+ * Build a view of @p kind over array @p a whose source is @p src.
+ * Returns AF_OK, AF_E_UNSUPPORTED (object arrays have no data views),
+ * AF_E_LIMIT, AF_E_NOMEM.
+ */
+af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
+		       af_view_kind kind, af_error *err);
+void af_view_close(af_view *v);
+
+uint64_t af_view_size(const af_view *v);
+
+/**
+ * Read [off, off + len) of the view into @p buf; *nread gets the count
+ * (short only at the end). Returns AF_OK, AF_E_TRUNCATED (the source shrank),
+ * AF_E_CORRUPT, AF_E_IO, AF_E_NOMEM, AF_E_LIMIT.
+ */
+af_status af_view_read(af_view *v, void *buf, size_t len, uint64_t off,
+		       size_t *nread, af_error *err);
+
+/** What one stretch of a view is made of. */
+typedef enum af_extent_kind {
+	AF_EXTENT_MEMORY = 1, /* bytes at `mem` (valid while the view is open) */
+	AF_EXTENT_SOURCE,     /* bytes [src_off, src_off+len) of the source, unchanged */
+	AF_EXTENT_DECODED,    /* computed bytes: use af_view_read */
+} af_extent_kind;
+
+typedef struct af_extent {
+	af_extent_kind kind;
+	uint64_t len;             /* bytes of the view from the asked offset */
+	const unsigned char *mem; /* AF_EXTENT_MEMORY */
+	uint64_t src_off;         /* AF_EXTENT_SOURCE */
+} af_extent;
+
+/**
+ * Describe the view starting at @p off: the kind of bytes there and how
+ * many follow of that kind. Lets the daemon splice AF_EXTENT_SOURCE parts
+ * straight from the source fd. Returns AF_OK or AF_E_RANGE (off >= size).
+ */
+af_status af_view_extent(const af_view *v, uint64_t off, af_extent *out);
+
+/**
+ * The text files of an array directory, each ending in '\n':
+ * shape ("3 4\n", "\n" for 0-d), dtype (descr + "\n"), header (.npy: the
+ * dict text; .ra: "name: value" lines). *out is malloc'd, the caller frees
+ * it; *len excludes the terminating NUL. Returns AF_OK or AF_E_NOMEM.
+ */
+af_status af_text_shape(const af_array *a, char **out, size_t *len);
+af_status af_text_dtype(const af_array *a, char **out, size_t *len);
+af_status af_text_header(const af_array *a, char **out, size_t *len);
+
+/**
+ * The RawArray eltype / elbyte for a numpy dtype, per the contract
+ * (signed 1, unsigned and bool 2, float 3, complex 4, datetime and
+ * timedelta 1 with elbyte 8, everything else 0 with elbyte = itemsize).
+ */
+void af_ra_type_of(const af_dtype *dt, uint64_t *eltype, uint64_t *elbyte);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ARRAYFS_AF_VIEW_H */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file af_zip.h
+ * A read-only zip reader for what numpy (through CPython's zipfile) writes:
+ * stored and deflated members, zip64 sizes, offsets and end records, data
+ * descriptors, UTF-8 names, more than 65535 members.
+ *
+ * Invariants:
+ *  - Sizes and offsets come from the central directory (zip64 values used
+ *    only where the 32-bit field is 0xFFFFFFFF); the local header is read
+ *    only to find where a member's data begins.
+ *  - The entry list holds only members with safe names: no "..", no
+ *    leading "/", no empty component, no NUL or backslash. Every member
+ *    that was left out has one warning line (af_zip_warning).
+ *  - Duplicate names: only the last entry in the directory is kept.
+ *  - Entries are in central-directory order; directories (names ending in
+ *    "/") are kept with is_dir set.
+ *  - An af_zip is immutable after af_zip_open, so several threads may read
+ *    entries and open members at once.
+ */
+#ifndef ARRAYFS_AF_ZIP_H
+#define ARRAYFS_AF_ZIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "af_source.h"
+#include "af_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most members read from one archive (bounds memory per archive). */
+#define AF_ZIP_MAX_ENTRIES (4u << 20)
+
+#define AF_ZIP_STORED 0
+#define AF_ZIP_DEFLATED 8
+
+typedef struct af_zip_entry {
+	const char *name;        /* UTF-8 (or CP437 bytes passed through) */
+	uint16_t method;         /* AF_ZIP_STORED, AF_ZIP_DEFLATED, or other */
+	uint16_t flags;          /* general purpose bit flags */
+	uint32_t crc32;
+	uint64_t comp_size;
+	uint64_t uncomp_size;
+	uint64_t local_offset;   /* of the local file header */
+	uint32_t mtime_dos;      /* DOS date << 16 | DOS time */
+	bool is_dir;
+} af_zip_entry;
+
+typedef struct af_zip af_zip;
+
+/**
+ * Read the central directory of the archive in @p src (the source must
+ * outlive the af_zip). Returns AF_OK, AF_E_MAGIC (no end record: not a
+ * zip), AF_E_TRUNCATED, AF_E_HEADER (inconsistent records), AF_E_LIMIT,
+ * AF_E_OVERFLOW, AF_E_NOMEM, AF_E_IO.
+ */
+af_status af_zip_open(af_zip **out, const af_source *src, af_error *err);
+void af_zip_close(af_zip *z);
+
+size_t af_zip_count(const af_zip *z);
+const af_zip_entry *af_zip_entry_at(const af_zip *z, size_t i);
+/** Index of the member called @p name, or -1. O(log n). */
+long af_zip_find(const af_zip *z, const char *name);
+
+/** Warnings about members left out or oddities (one line each, no '\n'). */
+size_t af_zip_warning_count(const af_zip *z);
+const char *af_zip_warning(const af_zip *z, size_t i);
+
+/**
+ * Where member @p i's data begins in the archive (reads its local header).
+ * Returns AF_OK, AF_E_HEADER (bad local header signature or name), AF_E_TRUNCATED,
+ * AF_E_OVERFLOW (data would run past the archive), AF_E_IO.
+ */
+af_status af_zip_data_offset(const af_zip *z, size_t i, uint64_t *offset,
+			     af_error *err);
+
+typedef struct af_member af_member;
+
+/**
+ * Open member @p i for reading its uncompressed bytes through *src_out.
+ * Stored members give an fd source over the archive when the archive
+ * source is an fd source (so they can be spliced); deflated members give a
+ * source backed by an af_inflate random-access index.
+ * Returns AF_OK, AF_E_UNSUPPORTED (other methods, encryption), AF_E_HEADER,
+ * AF_E_TRUNCATED, AF_E_NOMEM, AF_E_IO.
+ * The member must be closed before the af_zip.
+ */
+af_status af_member_open(af_member **out, const af_zip *z, size_t i,
+			 af_error *err);
+const af_source *af_member_source(const af_member *m);
+/** Bytes of memory the member's decompression state uses now. */
+size_t af_member_memory(const af_member *m);
+void af_member_close(af_member *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ARRAYFS_AF_ZIP_H */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the Debian packages arrayfs needs that are missing; nothing else.
+# usage: scripts/lib/deps.sh [extra-package...]
+# Side effects: runs apt-get update/install (as root, or through sudo).
+set -euo pipefail
+
+packages=(
+  gcc meson ninja-build pkg-config
+  libfuse3-dev fuse3 zlib1g-dev liblz4-dev check
+  python3 python3-numpy
+  attr man-db groff-base
+  "$@"
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing missing packages: ${missing[*]}" >&2
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the Check unit tests. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "af_test.h"
+
+static const char *join_env(const char *var, const char *rel)
+{
+	static __thread char path[4096];
+	const char *dir = getenv(var);
+	ck_assert_msg(dir != NULL, "%s is not set (run through meson test)", var);
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return path;
+}
+
+const char *aft_fixture(const char *rel)
+{
+	return join_env("AF_FIXTURES", rel);
+}
+
+const char *aft_reference(const char *rel)
+{
+	return join_env("AF_REFERENCE", rel);
+}
+
+unsigned char *aft_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	long n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	unsigned char *buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+int aft_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

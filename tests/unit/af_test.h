@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file af_test.h
+ * Helpers shared by the Check unit tests: fixture paths and whole-file reads.
+ * Fixture folders come from the environment meson sets (AF_FIXTURES,
+ * AF_REFERENCE); a missing variable or file fails the test, never skips it.
+ */
+#ifndef AF_TEST_H
+#define AF_TEST_H
+
+#include <stddef.h>
+#include <check.h>
+
+/** Path of @p rel under $AF_FIXTURES; static buffer, valid until the next call. */
+const char *aft_fixture(const char *rel);
+/** Path of @p rel under $AF_REFERENCE (the RawArray reference samples). */
+const char *aft_reference(const char *rel);
+/** Read a whole file (ck_abort on failure); the caller frees. */
+unsigned char *aft_read_file(const char *path, size_t *len);
+/** Run @p s with Check, print its summary, return the process exit status. */
+int aft_run(Suite *s);
+
+#endif /* AF_TEST_H */
