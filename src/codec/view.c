@@ -21,7 +21,3 @@ af_status af_view_extent(const af_view *v, uint64_t off, af_extent *out)
 	(void)v; (void)off; (void)out;
 	return AF_E_UNSUPPORTED;
 }
-void af_ra_type_of(const af_dtype *dt, uint64_t *eltype, uint64_t *elbyte)
-{
-	(void)dt; *eltype = 0; *elbyte = 0;
-}
