@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arrayinfo: describe .npy, .npz and .ra files from their headers only
+ * (never the data, so a 100 GiB file is as quick as a small one).
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrayfs/arrayfs.h"
+#include "cli_common.h"
+#include "json.h"
+
+#define PROG "arrayinfo"
+
+enum { EXIT_BROKEN = 1, EXIT_USAGE = 2 };
+
+typedef struct info_opts {
+	bool json;
+	bool first;  /* JSON: no comma before the next file object yet */
+} info_opts;
+
+static const char *byteorder_name(char bo)
+{
+	switch (bo) {
+	case '<': return "little";
+	case '>': return "big";
+	default: return "none";
+	}
+}
+
+static const char *method_name(uint16_t m, char *buf, size_t len)
+{
+	if (m == AF_ZIP_STORED)
+		return "stored";
+	if (m == AF_ZIP_DEFLATED)
+		return "deflated";
+	snprintf(buf, len, "method %u", (unsigned)m);
+	return buf;
+}
+
+static unsigned long long ull(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
+static void text_array(const af_array *a, const char *indent)
+{
+	if (a->format == AF_FORMAT_NPY)
+		printf("%sformat:      npy %u.%u\n", indent, a->version_major,
+		       a->version_minor);
+	else
+		printf("%sformat:      ra\n", indent);
+	printf("%sshape:      ", indent);
+	for (unsigned i = 0; i < a->ndim; i++)
+		printf(" %llu", ull(a->shape[i]));
+	printf("%s\n", a->ndim == 0 ? " ()" : "");
+	printf("%sdtype:       %s\n", indent, a->descr ? a->descr : "");
+	printf("%sorder:       %s\n", indent, a->fortran_order ? "F" : "C");
+	printf("%sbyte order:  %s\n", indent, byteorder_name(a->dtype.byteorder));
+	printf("%scount:       %llu\n", indent, ull(a->count));
+	printf("%sitemsize:    %llu\n", indent, ull(a->dtype.itemsize));
+	printf("%sdata offset: %llu\n", indent, ull(a->data_offset));
+	printf("%sdata size:   %llu\n", indent, ull(a->data_size));
+	printf("%sstored size: %llu\n", indent, ull(a->stored_size));
+	printf("%scompression: %s\n", indent,
+	       a->compression == AF_COMP_LZ4 ? "lz4" : "none");
+	if (a->format == AF_FORMAT_RA)
+		printf("%sra fields:   flags 0x%llx, eltype %llu, elbyte %llu\n",
+		       indent, ull(a->ra_flags), ull(a->ra_eltype),
+		       ull(a->ra_elbyte));
+	if (a->dtype.has_object)
+		printf("%sobjects:     yes (the data is a pickle)\n", indent);
+}
+
+static void json_array(const af_array *a)
+{
+	printf("{\"format\": \"%s\", ", a->format == AF_FORMAT_NPY ? "npy" : "ra");
+	if (a->format == AF_FORMAT_NPY)
+		printf("\"version\": \"%u.%u\", ", a->version_major,
+		       a->version_minor);
+	else
+		printf("\"version\": null, ");
+	printf("\"shape\": [");
+	for (unsigned i = 0; i < a->ndim; i++)
+		printf("%s%llu", i ? ", " : "", ull(a->shape[i]));
+	printf("], \"dtype\": ");
+	json_string(stdout, a->descr ? a->descr : "");
+	printf(", \"order\": \"%s\", \"byteorder\": \"%s\", ",
+	       a->fortran_order ? "F" : "C", byteorder_name(a->dtype.byteorder));
+	printf("\"count\": %llu, \"itemsize\": %llu, \"data_offset\": %llu, "
+	       "\"data_size\": %llu, \"stored_size\": %llu, ",
+	       ull(a->count), ull(a->dtype.itemsize), ull(a->data_offset),
+	       ull(a->data_size), ull(a->stored_size));
+	printf("\"compression\": \"%s\", \"has_object\": %s",
+	       a->compression == AF_COMP_LZ4 ? "lz4" : "none",
+	       a->dtype.has_object ? "true" : "false");
+	if (a->format == AF_FORMAT_RA)
+		printf(", \"ra_flags\": %llu, \"ra_eltype\": %llu, "
+		       "\"ra_elbyte\": %llu", ull(a->ra_flags),
+		       ull(a->ra_eltype), ull(a->ra_elbyte));
+	printf("}");
+}
+
+static void json_error(const af_error *err)
+{
+	printf("{\"status\": ");
+	json_string(stdout, af_status_str(err->status));
+	printf(", \"message\": ");
+	json_string(stdout, err->msg[0] ? err->msg : af_status_str(err->status));
+	if (err->offset != AF_NO_OFFSET)
+		printf(", \"offset\": %llu}", ull(err->offset));
+	else
+		printf(", \"offset\": null}");
+}
+
+static void report_warning(const char *what, const char *msg)
+{
+	fprintf(stderr, PROG ": %s: warning: %s\n", what, msg);
+}
+
+/* One .npy or .ra file. Returns 0 or EXIT_BROKEN. */
+static int info_array_file(info_opts *o, const char *path, cli_file *f,
+			   cli_kind kind)
+{
+	cli_array ca;
+	af_error err;
+	af_status st;
+	char warn[96];
+
+	af_error_clear(&err);
+	st = cli_array_open_file(&ca, f, kind, &err);
+	if (st != AF_OK) {
+		cli_report(PROG, path, &err);
+		if (o->json) {
+			printf("{\"file\": ");
+			json_string(stdout, path);
+			printf(", \"format\": \"%s\", \"error\": ",
+			       cli_kind_name(kind));
+			json_error(&err);
+			printf("}");
+		}
+		return EXIT_BROKEN;
+	}
+	warn[0] = 0;
+	if (ca.arr.ra_unknown_flags)
+		snprintf(warn, sizeof(warn), "unknown RawArray flag bits 0x%llx",
+			 ull(ca.arr.ra_unknown_flags));
+	if (o->json) {
+		printf("{\"file\": ");
+		json_string(stdout, path);
+		printf(", \"format\": \"%s\", \"array\": ", cli_kind_name(kind));
+		json_array(&ca.arr);
+		printf(", \"warnings\": [");
+		if (warn[0])
+			json_string(stdout, warn);
+		printf("]}");
+	} else {
+		if (warn[0])
+			report_warning(path, warn);
+		printf("%s:\n", path);
+		text_array(&ca.arr, "  ");
+	}
+	cli_array_close(&ca);
+	return 0;
+}
+
+static bool is_npy_member(const af_zip_entry *e)
+{
+	return !e->is_dir && cli_kind_of_name(e->name) == CLI_KIND_NPY;
+}
+
+/* Member i of an npz: its zip facts and, for K.npy, its array. */
+static int info_member(info_opts *o, const char *path, const af_zip *z,
+		       size_t i)
+{
+	const af_zip_entry *e = af_zip_entry_at(z, i);
+	char mbuf[32];
+	const char *method = method_name(e->method, mbuf, sizeof(mbuf));
+	af_member *m = NULL;
+	af_array arr;
+	af_error err;
+	af_status st = AF_OK;
+	bool parsed = false;
+
+	memset(&arr, 0, sizeof(arr));
+	af_error_clear(&err);
+	if (is_npy_member(e)) {
+		st = af_member_open(&m, z, i, &err);
+		if (st == AF_OK)
+			st = af_npy_parse(af_member_source(m), &arr, &err);
+		parsed = st == AF_OK;
+		if (!parsed) {
+			size_t n = strlen(path) + strlen(e->name) + 2;
+			char *what = malloc(n);
+
+			if (what)
+				snprintf(what, n, "%s:%s", path, e->name);
+			cli_report(PROG, what ? what : path, &err);
+			free(what);
+		}
+	}
+	if (o->json) {
+		printf("%s{\"name\": ", i ? ", " : "");
+		json_string(stdout, e->name);
+		printf(", \"method\": ");
+		json_string(stdout, method);
+		printf(", \"is_dir\": %s, \"compressed_size\": %llu, "
+		       "\"uncompressed_size\": %llu, \"crc32\": %lu, \"array\": ",
+		       e->is_dir ? "true" : "false", ull(e->comp_size),
+		       ull(e->uncomp_size), (unsigned long)e->crc32);
+		if (parsed)
+			json_array(&arr);
+		else
+			printf("null");
+		if (st != AF_OK) {
+			printf(", \"error\": ");
+			json_error(&err);
+		}
+		printf("}");
+	} else {
+		printf("  %s: %s, %llu bytes stored, %llu bytes\n", e->name,
+		       e->is_dir ? "folder" : method, ull(e->comp_size),
+		       ull(e->uncomp_size));
+		if (parsed)
+			text_array(&arr, "    ");
+	}
+	af_array_free(&arr);
+	if (m)
+		af_member_close(m);
+	return st == AF_OK ? 0 : EXIT_BROKEN;
+}
+
+static int info_npz_file(info_opts *o, const char *path, cli_file *f)
+{
+	af_zip *z = NULL;
+	af_error err;
+	af_status st;
+	size_t n, nwarn;
+	int rc = 0;
+
+	af_error_clear(&err);
+	st = af_zip_open(&z, &f->src, &err);
+	if (st != AF_OK) {
+		cli_report(PROG, path, &err);
+		if (o->json) {
+			printf("{\"file\": ");
+			json_string(stdout, path);
+			printf(", \"format\": \"npz\", \"error\": ");
+			json_error(&err);
+			printf("}");
+		}
+		return EXIT_BROKEN;
+	}
+	n = af_zip_count(z);
+	nwarn = af_zip_warning_count(z);
+	if (o->json) {
+		printf("{\"file\": ");
+		json_string(stdout, path);
+		printf(", \"format\": \"npz\", \"members\": [");
+	} else {
+		printf("%s: npz, %zu member%s\n", path, n, n == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < n; i++)
+		rc |= info_member(o, path, z, i);
+	if (o->json) {
+		printf("], \"warnings\": [");
+		for (size_t i = 0; i < nwarn; i++) {
+			printf("%s", i ? ", " : "");
+			json_string(stdout, af_zip_warning(z, i));
+		}
+		printf("]}");
+	} else {
+		for (size_t i = 0; i < nwarn; i++)
+			report_warning(path, af_zip_warning(z, i));
+	}
+	af_zip_close(z);
+	return rc;
+}
+
+static int info_one(info_opts *o, const char *path)
+{
+	cli_file f;
+	af_error err;
+	cli_kind kind;
+	int rc;
+
+	af_error_clear(&err);
+	if (o->json && !o->first)
+		printf(",\n ");
+	o->first = false;
+	if (cli_file_open(&f, path, &err) != AF_OK) {
+		cli_report(PROG, path, &err);
+		if (o->json) {
+			printf("{\"file\": ");
+			json_string(stdout, path);
+			printf(", \"format\": null, \"error\": ");
+			json_error(&err);
+			printf("}");
+		}
+		return EXIT_BROKEN;
+	}
+	kind = cli_kind_of_file(path, &f.src);
+	if (kind == CLI_KIND_NPZ) {
+		rc = info_npz_file(o, path, &f);
+		cli_file_close(&f);
+		return rc;
+	}
+	if (kind == CLI_KIND_UNKNOWN) {
+		af_error_set(&err, AF_E_MAGIC, AF_NO_OFFSET,
+			     "not a .npy, .npz or .ra file");
+		cli_report(PROG, path, &err);
+		if (o->json) {
+			printf("{\"file\": ");
+			json_string(stdout, path);
+			printf(", \"format\": null, \"error\": ");
+			json_error(&err);
+			printf("}");
+		}
+		cli_file_close(&f);
+		return EXIT_BROKEN;
+	}
+	/* cli_array_open_file takes the file over and closes it. */
+	return info_array_file(o, path, &f, kind);
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: " PROG " [--json] FILE...\n"
+	      "Describe .npy, .npz and .ra files from their headers.\n"
+	      "\n"
+	      "  -j, --json     print one JSON array with an object per file\n"
+	      "  -h, --help     print this help and exit\n"
+	      "  -V, --version  print the version and exit\n"
+	      "\n"
+	      "Exit status: 0 all files read, 1 a file is broken or unreadable,\n"
+	      "2 usage error. See arrayinfo(1).\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	info_opts o = { .json = false, .first = true };
+	int c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "jhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf(PROG " %s\n", ARRAYFS_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fputs(PROG ": no FILE given\n", stderr);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (o.json)
+		printf("[");
+	for (int i = optind; i < argc; i++) {
+		rc |= info_one(&o, argv[i]);
+		if (!o.json && i + 1 < argc)
+			printf("\n");
+	}
+	if (o.json)
+		printf("]\n");
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		perror(PROG ": cannot write the output");
+		return EXIT_BROKEN;
+	}
+	return rc;
+}
