@@ -80,7 +80,9 @@ static af_status check_type(uint64_t eltype, uint64_t elbyte, af_error *err)
 		break;
 	case RA_ELTYPE_BFLOAT16:
 		ok = elbyte == 2;
-		allowed = "2";
+		/* Old Julia files used eltype 5 for Bool (elbyte 1). */
+		allowed = elbyte == 1 ? "2 (eltype 5 with elbyte 1 is the old Julia "
+					"package's Bool, which is not supported)" : "2";
 		break;
 	default:
 		return af_error_set(err, AF_E_DTYPE, RA_OFF_ELTYPE,
