@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* The headers a view puts in front of the data: .npy for a .ra array, .ra for a .npy array. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrayfs/af_view.h"
+#include "bytes_i.h"
+#include "view_i.h"
+
+/* numpy/lib/format.py constants (numpy 1.24) */
+#define NPY_ARRAY_ALIGN 64u
+#define NPY_GROWTH_AXIS_MAX_DIGITS 21u
+#define NPY_MAGIC_LEN 8u
+
+static unsigned decimal_digits(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * numpy's type string for a .ra element type. The reference reader ignores
+ * the byte-order flag; the contract keeps it ('>'), and bfloat16, which
+ * numpy has no type for, is served as its raw 16-bit pattern.
+ */
+static af_status ra_descr(const af_array *a, char *out, size_t cap,
+			  af_error *err)
+{
+	char letter;
+	switch (a->dtype.kind) {
+	case AF_KIND_INT: letter = 'i'; break;
+	case AF_KIND_UINT: letter = 'u'; break;
+	case AF_KIND_FLOAT: letter = 'f'; break;
+	case AF_KIND_COMPLEX: letter = 'c'; break;
+	case AF_KIND_BFLOAT16: letter = 'u'; break;
+	case AF_KIND_BOOL: letter = 'b'; break;
+	case AF_KIND_VOID: letter = 'V'; break;
+	default:
+		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
+				    "RawArray element type %" PRIu64
+				    " has no numpy equivalent",
+				    a->ra_eltype);
+	}
+	char order = (a->ra_flags & AF_RA_FLAG_BIG_ENDIAN) ? '>' : '<';
+	if (letter == 'V' || a->dtype.itemsize == 1)
+		order = '|';
+	int n = snprintf(out, cap, "%c%c%" PRIu64, order, letter,
+			 a->dtype.itemsize);
+	if (n < 0 || (size_t)n >= cap)
+		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
+				    "element size %" PRIu64 " is too large",
+				    a->dtype.itemsize);
+	return AF_OK;
+}
+
+/*
+ * np.save writes 'fortran_order': False whenever the array is also
+ * C-contiguous, which numpy (relaxed strides) says of any array with at
+ * most one dimension longer than 1, and of every empty array.
+ */
+static bool npy_fortran_order(const af_array *a)
+{
+	if (a->count == 0)
+		return false;
+	unsigned longer = 0;
+	for (unsigned i = 0; i < a->ndim; i++)
+		if (a->shape[i] > 1)
+			longer++;
+	return longer > 1;
+}
+
+af_status af_view_npy_header(const af_array *a, unsigned char **out,
+			     size_t *len, af_error *err)
+{
+	*out = NULL;
+	*len = 0;
+	char descr[32];
+	af_status st = ra_descr(a, descr, sizeof(descr), err);
+	if (st != AF_OK)
+		return st;
+	if (a->ndim > AF_NDIM_MAX)
+		return af_error_set(err, AF_E_SHAPE, AF_NO_OFFSET,
+				    "%u dims is more than %u", a->ndim,
+				    AF_NDIM_MAX);
+	bool fortran = npy_fortran_order(a);
+
+	/* dict text + growth spaces, 2 + 20 digits a dim, then room for the
+	 * prefix and up to one alignment block of padding */
+	size_t cap = 128 + sizeof(descr) + (size_t)a->ndim * 22 +
+		     NPY_GROWTH_AXIS_MAX_DIGITS + 12 + NPY_ARRAY_ALIGN;
+	char *dict = malloc(cap);
+	unsigned char *buf = malloc(cap);
+	if (!dict || !buf) {
+		free(dict);
+		free(buf);
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "no memory for a %zu-byte .npy header", cap);
+	}
+	size_t n = (size_t)snprintf(dict, cap,
+				    "{'descr': '%s', 'fortran_order': %s, 'shape': (",
+				    descr, fortran ? "True" : "False");
+	for (unsigned i = 0; i < a->ndim; i++)
+		n += (size_t)snprintf(dict + n, cap - n, "%s%" PRIu64,
+				      i ? ", " : "", a->shape[i]);
+	n += (size_t)snprintf(dict + n, cap - n, "%s), }",
+			      a->ndim == 1 ? "," : "");
+	if (a->ndim > 0) {
+		/* numpy >= 1.24 leaves room to grow the outermost axis */
+		uint64_t axis = a->shape[fortran ? a->ndim - 1 : 0];
+		unsigned pad = NPY_GROWTH_AXIS_MAX_DIGITS - decimal_digits(axis);
+		memset(dict + n, ' ', pad);
+		n += pad;
+	}
+
+	/* format.py _wrap_header: version 1.0 unless the length needs 32 bits */
+	size_t hlen = n + 1;
+	size_t prefix = NPY_MAGIC_LEN + 2;
+	size_t padlen = NPY_ARRAY_ALIGN - (prefix + hlen) % NPY_ARRAY_ALIGN;
+	unsigned major = 1;
+	if (hlen + padlen > 0xFFFF) {
+		major = 2;
+		prefix = NPY_MAGIC_LEN + 4;
+		padlen = NPY_ARRAY_ALIGN - (prefix + hlen) % NPY_ARRAY_ALIGN;
+	}
+	memcpy(buf, "\x93NUMPY", 6);
+	buf[6] = (unsigned char)major;
+	buf[7] = 0;
+	if (major == 1)
+		af_put_le16(buf + 8, (uint16_t)(hlen + padlen));
+	else
+		af_put_le32(buf + 8, (uint32_t)(hlen + padlen));
+	memcpy(buf + prefix, dict, n);
+	memset(buf + prefix + n, ' ', padlen);
+	buf[prefix + n + padlen] = '\n';
+	free(dict);
+	*out = buf;
+	*len = prefix + hlen + padlen;
+	return AF_OK;
+}
+
+af_status af_view_ra_header(const af_array *a, unsigned char **out,
+			    size_t *len, af_error *err)
+{
+	*out = NULL;
+	*len = 0;
+	if (a->ndim > AF_NDIM_MAX)
+		return af_error_set(err, AF_E_SHAPE, AF_NO_OFFSET,
+				    "%u dims is more than %u", a->ndim,
+				    AF_NDIM_MAX);
+	uint64_t eltype = 0, elbyte = 0;
+	af_ra_type_of(&a->dtype, &eltype, &elbyte);
+	size_t n = AF_RA_FIXED_HEADER + 8 * (size_t)a->ndim;
+	unsigned char *buf = malloc(n);
+	if (!buf)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "no memory for a %zu-byte RawArray header", n);
+	af_put_le64(buf, AF_RA_MAGIC);
+	af_put_le64(buf + 8, 0);
+	af_put_le64(buf + 16, eltype);
+	af_put_le64(buf + 24, elbyte);
+	af_put_le64(buf + 32, a->data_size);
+	af_put_le64(buf + 40, a->ndim);
+	for (unsigned i = 0; i < a->ndim; i++) {
+		/* RawArray is column-major: a C-order shape is reversed */
+		unsigned k = a->fortran_order ? i : a->ndim - 1 - i;
+		af_put_le64(buf + AF_RA_FIXED_HEADER + 8 * (size_t)i,
+			    a->shape[k]);
+	}
+	*out = buf;
+	*len = n;
+	return AF_OK;
+}
