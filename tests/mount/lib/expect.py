@@ -1,0 +1,434 @@
+# SPDX-License-Identifier: MIT
+"""What arrayfs must show for a source, computed in Python with numpy as the
+judge (CONTRACT.md, FORMATS.md). Nothing here looks at the mount.
+
+    tree = expected_tree(SOURCE)      # {relpath: Entry}, relpath "" = root
+    tree["x.npy"].array.checks["data"](actual_bytes)   # raises AssertionError
+
+Includes a small reference RawArray reader (per FORMATS.md and the reference
+Python reader: numpy shape = dims, Fortran order) with an LZ4 block decoder.
+"""
+import ast
+import io
+import os
+import re
+import struct
+import warnings
+import zipfile
+
+import numpy as np
+
+RA_MAGIC = 0x7961727261776172
+RA_FIELDS = ("magic", "flags", "eltype", "elbyte", "size", "ndims", "dims")
+
+
+# -- byte comparison ----------------------------------------------------------
+def first_difference(a, b):
+    for i in range(min(len(a), len(b))):
+        if a[i] != b[i]:
+            return i
+    return min(len(a), len(b))
+
+
+def assert_bytes(actual, expected, what):
+    if actual != expected:
+        i = first_difference(actual, expected)
+        raise AssertionError(
+            "%s: %d bytes, expected %d; first difference at byte %d: got %r, expected %r"
+            % (what, len(actual), len(expected), i, actual[i:i + 16], expected[i:i + 16]))
+
+
+def equals(expected, what):
+    return lambda actual: assert_bytes(actual, expected, what)
+
+
+# -- .npy ---------------------------------------------------------------------
+class Npy:
+    """The parts of a .npy file: version, raw header text, data offset, and
+    the dict values; `array` is numpy.load's answer."""
+
+    def __init__(self, buf):
+        if buf[:6] != b"\x93NUMPY":
+            raise ValueError("not a .npy file")
+        self.version = (buf[6], buf[7])
+        if self.version == (1, 0):
+            (hlen,), start = struct.unpack_from("<H", buf, 8), 10
+        else:
+            (hlen,), start = struct.unpack_from("<I", buf, 8), 12
+        self.header_raw = buf[start:start + hlen]
+        self.data_offset = start + hlen
+        enc = "utf-8" if self.version == (3, 0) else "latin1"
+        d = ast.literal_eval(self.header_raw.decode(enc))
+        self.descr, self.fortran, self.shape = d["descr"], d["fortran_order"], d["shape"]
+        self.dtype = np.lib.format.descr_to_dtype(self.descr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.array = np.load(io.BytesIO(buf), allow_pickle=True)
+        self.buf = buf
+
+    @property
+    def has_object(self):
+        return self.dtype.hasobject
+
+    def data(self):
+        """The element bytes as stored: numpy's bytes in the file's order."""
+        return self.array.tobytes(order="F" if self.fortran else "C")
+
+    def dtype_text(self):
+        # the descr as written: numpy writes repr() of each header value
+        d = self.descr
+        return (d if isinstance(d, str) else repr(d)).encode("utf-8") + b"\n"
+
+    def header_text(self):
+        return self.header_raw.rstrip(b" \t\r\n") + b"\n"
+
+
+def shape_text(dims):
+    return (" ".join(str(int(x)) for x in dims) + "\n").encode()
+
+
+# -- .ra ----------------------------------------------------------------------
+def ra_header(buf):
+    """The RawArray header fields as a dict, plus data_offset."""
+    magic, flags, eltype, elbyte, size, ndims = struct.unpack_from("<6Q", buf, 0)
+    dims = list(struct.unpack_from("<%dQ" % ndims, buf, 48))
+    return dict(magic=magic, flags=flags, eltype=eltype, elbyte=elbyte, size=size,
+                ndims=ndims, dims=dims, data_offset=48 + 8 * ndims)
+
+
+def lz4_block_decompress(src, outlen):
+    """Decode one raw LZ4 block (no frame) of OUTLEN bytes."""
+    out, i, n = bytearray(), 0, len(src)
+    while i < n:
+        token = src[i]
+        i += 1
+        lit = token >> 4
+        if lit == 15:
+            while True:
+                b = src[i]
+                i += 1
+                lit += b
+                if b != 255:
+                    break
+        out += src[i:i + lit]
+        i += lit
+        if i >= n:
+            break
+        off = src[i] | src[i + 1] << 8
+        i += 2
+        ml = token & 15
+        if ml == 15:
+            while True:
+                b = src[i]
+                i += 1
+                ml += b
+                if b != 255:
+                    break
+        start = len(out) - off
+        for k in range(ml + 4):
+            out.append(out[start + k])
+    if len(out) != outlen:
+        raise ValueError("LZ4 block gave %d bytes, expected %d" % (len(out), outlen))
+    return bytes(out)
+
+
+def ra_numpy_dtype(h):
+    """The numpy dtype of RA elements (bfloat16 -> u2, as B.npy shows it)."""
+    kind = {0: "V", 1: "i", 2: "u", 3: "f", 4: "c", 5: "u"}[h["eltype"]]
+    order = ">" if h["flags"] & 1 else "<"
+    if kind == "V" or h["elbyte"] == 1:
+        order = "|"
+    return np.dtype("%s%s%d" % (order, kind, h["elbyte"]))
+
+
+def ra_dtype_text(h):
+    if h["eltype"] == 5:
+        return b"bfloat16\n"
+    return ra_numpy_dtype(h).str.encode() + b"\n"
+
+
+def ra_reference_read(buf):
+    """The reference reader's array: numpy shape = dims, Fortran order."""
+    h = ra_header(buf)
+    raw = buf[h["data_offset"]:h["data_offset"] + h["size"]]
+    count = int(np.prod(h["dims"], dtype=np.int64))
+    if h["flags"] & 2:
+        raw = lz4_block_decompress(raw, count * h["elbyte"])
+    dt = ra_numpy_dtype(h)
+    return np.frombuffer(raw, dtype=dt, count=count).reshape(h["dims"], order="F")
+
+
+def ra_header_check(h):
+    """A check of the `header` text of a .ra: one `name: value` line per field."""
+    def check(actual):
+        lines = actual.decode("utf-8").rstrip("\n").split("\n")
+        pairs = [ln.split(":", 1) for ln in lines]
+        names = [p[0].strip() for p in pairs]
+        if names != list(RA_FIELDS) or not actual.endswith(b"\n"):
+            raise AssertionError("header text %r: expected lines %s" % (actual, RA_FIELDS))
+        vals = dict((p[0].strip(), p[1].strip()) for p in pairs)
+        mv = vals["magic"]
+        if "rawarray" not in mv and not (_int(mv) == RA_MAGIC):
+            raise AssertionError("header magic line %r" % mv)
+        for k in ("flags", "eltype", "elbyte", "size", "ndims"):
+            if _int(vals[k]) != h[k]:
+                raise AssertionError("header %s: %r, expected %d" % (k, vals[k], h[k]))
+        if [int(x) for x in re.findall(r"\d+", vals["dims"])] != h["dims"]:
+            raise AssertionError("header dims: %r, expected %s" % (vals["dims"], h["dims"]))
+    return check
+
+
+def _int(text):
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+# -- views of an .npy array as .ra, and of a .ra as .npy ------------------------
+def ra_type_of(dt):
+    """CONTRACT: the RawArray (eltype, elbyte) of numpy dtype DT."""
+    if dt.fields is None and dt.subdtype is None:
+        if dt.kind == "i":
+            return 1, dt.itemsize
+        if dt.kind in "ub":
+            return 2, dt.itemsize
+        if dt.kind == "f":
+            return 3, dt.itemsize
+        if dt.kind == "c":
+            return 4, dt.itemsize
+        if dt.kind in "Mm":
+            return 1, 8
+    return 0, dt.itemsize
+
+
+def ra_view_of(npy):
+    """The exact bytes of B.ra for an .npy/.npz array (CONTRACT)."""
+    eltype, elbyte = ra_type_of(npy.dtype)
+    data = npy.data()
+    if eltype != 0 and npy.dtype.byteorder == ">" and elbyte > 1:
+        unit = elbyte // 2 if eltype == 4 else elbyte
+        b = np.frombuffer(data, np.uint8).reshape(-1, unit)
+        data = b[:, ::-1].tobytes()
+    dims = list(npy.shape) if npy.fortran else list(npy.shape)[::-1]
+    hdr = struct.pack("<6Q", RA_MAGIC, 0, eltype, elbyte, len(data), len(dims))
+    return hdr + struct.pack("<%dQ" % len(dims), *dims) + data
+
+
+def ra_view_numpy_check(npy):
+    """B.ra parsed back agrees with numpy's values (for numeric dtypes)."""
+    def check(actual):
+        h = ra_header(actual)
+        if h["magic"] != RA_MAGIC or h["flags"] != 0:
+            raise AssertionError("B.ra magic/flags: %x/%d" % (h["magic"], h["flags"]))
+        got = ra_reference_read(actual)
+        want = npy.array if npy.fortran else npy.array.T
+        if h["eltype"] == 0:
+            ok = got.tobytes(order="F") == want.tobytes(order="F")
+        elif npy.dtype.kind in "Mm":
+            ok = np.array_equal(got, want.view(want.dtype.str[0] + "i8"))
+        else:
+            ok = got.shape == want.shape and np.array_equal(
+                got, want, equal_nan=npy.dtype.kind in "fc")
+        if not ok:
+            raise AssertionError("B.ra read back: %r, numpy has %r" % (got, want))
+    return check
+
+
+def npy_view_of_ra_check(buf):
+    """B.npy of a .ra: a v1.0 (v2.0 if long) .npy that numpy.load reads as the
+    reference reader's array, header data then nothing more."""
+    ref = ra_reference_read(buf)
+
+    def check(actual):
+        if actual[:8] not in (b"\x93NUMPY\x01\x00", b"\x93NUMPY\x02\x00"):
+            raise AssertionError("B.npy starts %r, not a version 1.0/2.0 .npy" % actual[:8])
+        v = Npy(actual)
+        if v.version == (2, 0) and len(v.header_raw) < 65536:
+            raise AssertionError("B.npy is version 2.0 with a header that fits 1.0")
+        got = v.array
+        if got.dtype != ref.dtype or got.shape != ref.shape:
+            raise AssertionError("numpy.load(B.npy): %s %s, reference reader: %s %s"
+                                 % (got.dtype, got.shape, ref.dtype, ref.shape))
+        if got.tobytes(order="F") != ref.tobytes(order="F"):
+            raise AssertionError("numpy.load(B.npy) values differ from the reference reader")
+        if not v.fortran:
+            raise AssertionError("B.npy of a .ra must say 'fortran_order': True")
+        if len(actual) != v.data_offset + ref.nbytes:
+            raise AssertionError("B.npy has %d bytes, header + data = %d"
+                                 % (len(actual), v.data_offset + ref.nbytes))
+    return check
+
+
+# -- array directories -------------------------------------------------------
+class ArrayDir:
+    """Expected array directory: `checks` maps each file name to a list of
+    callables taking the file's bytes (raising AssertionError)."""
+
+    def __init__(self, label):
+        self.label = label
+        self.checks = {}
+
+    @property
+    def names(self):
+        return set(self.checks)
+
+    def add(self, name, *checks):
+        self.checks[name] = list(checks)
+
+    @classmethod
+    def of_npy(cls, buf, base, label):
+        a = cls(label)
+        n = Npy(buf)
+        a.npy = n
+        a.add("shape", equals(shape_text(n.shape), label + "/shape"))
+        a.add("dtype", equals(n.dtype_text(), label + "/dtype"))
+        a.add("header", equals(n.header_text(), label + "/header"))
+        if not n.has_object:
+            a.add("data", equals(n.data(), label + "/data"))
+            a.add(base + ".npy", equals(buf, label + "/" + base + ".npy"))
+            a.add(base + ".ra", equals(ra_view_of(n), label + "/" + base + ".ra"),
+                  ra_view_numpy_check(n))
+        return a
+
+    @classmethod
+    def of_ra(cls, buf, base, label):
+        a = cls(label)
+        h = ra_header(buf)
+        a.ra = h
+        a.add("shape", equals(shape_text(h["dims"]), label + "/shape"))
+        a.add("dtype", equals(ra_dtype_text(h), label + "/dtype"))
+        a.add("header", ra_header_check(h))
+        a.add("data", equals(ra_reference_read(buf).tobytes(order="F"), label + "/data"))
+        a.add(base + ".npy", npy_view_of_ra_check(buf))
+        a.add(base + ".ra", equals(buf, label + "/" + base + ".ra"))
+        return a
+
+
+class Entry:
+    """kind: 'dir', 'file' (bytes in .data), 'link' (.target) or 'array'
+    (an array directory, .array)."""
+
+    def __init__(self, kind, data=None, target=None, array=None):
+        self.kind, self.data, self.target, self.array = kind, data, target, array
+
+    def __repr__(self):
+        return "Entry(%s)" % self.kind
+
+
+def classify(path):
+    """What arrayfs shows for the file at PATH: 'npy', 'ra', 'npz' or 'file'
+    (numpy and zipfile decide what can be parsed)."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    return classify_bytes(buf, path), buf
+
+
+def classify_bytes(buf, name):
+    if name.endswith(".npy"):
+        try:
+            n = Npy(buf)
+            if not n.has_object:
+                need = n.data_offset + n.dtype.itemsize * int(np.prod(n.shape, dtype=np.int64))
+                if len(buf) < need:
+                    return "file"
+            return "npy"
+        except Exception:
+            return "file"
+    if name.endswith(".ra"):
+        try:
+            h = ra_header(buf)
+            if h["magic"] != RA_MAGIC or len(buf) < h["data_offset"] + h["size"]:
+                return "file"
+            ra_reference_read(buf)
+            return "ra"
+        except Exception:
+            return "file"
+    if name.endswith(".npz"):
+        try:
+            with zipfile.ZipFile(io.BytesIO(buf)) as z:
+                z.infolist()
+            return "npz"
+        except Exception:
+            return "file"
+    return "file"
+
+
+def _add_array(tree, rel, kind, buf, name):
+    base = name.rsplit(".", 1)[0]
+    arr = ArrayDir.of_npy(buf, base, rel) if kind == "npy" else ArrayDir.of_ra(buf, base, rel)
+    tree[rel] = Entry("array", array=arr)
+
+
+def _add_npz(tree, rel, buf):
+    tree[rel] = Entry("dir")
+    with zipfile.ZipFile(io.BytesIO(buf)) as z:
+        members = {}
+        for info in z.infolist():  # numpy lets the last duplicate win
+            members[info.filename] = z.read(info)
+    for name, data in members.items():
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            tree.setdefault(_join(rel, "/".join(parts[:i])), Entry("dir"))
+        mrel = _join(rel, name)
+        if name.endswith(".npy"):
+            _add_array(tree, mrel, "npy", data, parts[-1])
+        else:
+            tree[mrel] = Entry("file", data=data)
+
+
+def _join(a, b):
+    return b if a == "" else a + "/" + b
+
+
+def expected_tree(source):
+    """{relpath: Entry} for mounting SOURCE (a folder or one array file).
+    For a single file the root is what its directory would hold."""
+    tree = {}
+    if os.path.isdir(source):
+        tree[""] = Entry("dir")
+        for dirpath, dirnames, filenames in os.walk(source):
+            reldir = os.path.relpath(dirpath, source)
+            reldir = "" if reldir == "." else reldir
+            for name in sorted(dirnames + filenames):
+                full = os.path.join(dirpath, name)
+                rel = _join(reldir, name)
+                if os.path.islink(full):
+                    tree[rel] = Entry("link", target=os.readlink(full))
+                elif os.path.isdir(full):
+                    tree[rel] = Entry("dir")
+                else:
+                    _add_file(tree, rel, full, name)
+            dirnames[:] = [d for d in dirnames
+                           if not os.path.islink(os.path.join(dirpath, d))]
+    else:
+        _add_file(tree, "", source, os.path.basename(source))
+    return tree
+
+
+def _add_file(tree, rel, full, name):
+    kind, buf = classify(full)
+    if kind in ("npy", "ra"):
+        _add_array(tree, rel, kind, buf, name)
+    elif kind == "npz":
+        _add_npz(tree, rel, buf)
+    else:
+        tree[rel] = Entry("file", data=buf)
+
+
+def flatten(tree):
+    """{relpath: 'dir'|'file'|'link'} with array directories expanded."""
+    flat = {}
+    for rel, e in tree.items():
+        if e.kind == "array":
+            flat[rel] = "dir"
+            for name in e.array.names:
+                flat[_join(rel, name)] = "file"
+        else:
+            flat[rel] = e.kind
+    return flat
+
+
+def arrays(tree):
+    """[(relpath, ArrayDir)] sorted by path."""
+    return sorted((rel, e.array) for rel, e in tree.items() if e.kind == "array")

@@ -1,0 +1,339 @@
+# SPDX-License-Identifier: MIT
+"""Mount arrayfs for a test, and make sure nothing is ever left behind.
+
+Model: libfuse test/cases/lib/common.sh and sshfs test/util.py.
+
+    with mount(SOURCE) as m:          # foreground daemon, stderr -> m.log_path
+        open(m.path("x.npy", "data"))
+    # leaving the block: fusermount3 -u, the daemon must exit 0 within a
+    # deadline, and its log must hold no sanitizer report.
+
+Environment (set by tests/meson.build and tests/mount/meson.build):
+  ARRAYFS_BIN   the daemon to run
+  AF_FIXTURES   the fixture root; gen_mount.py's corpus is in AF_FIXTURES/mount
+  AF_REFERENCE  the RawArray reference samples
+
+Side effects: temp folders under /tmp (removed by cleanup); an atexit hook
+and a SIGTERM handler lazily unmount (`fusermount3 -uz`) and kill every
+daemon this module started, so an interrupted or failing test leaves no mount.
+"""
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+MOUNT_DEADLINE = 20.0   # seconds for a mount to appear
+EXIT_DEADLINE = 20.0    # seconds for the daemon to exit after unmount
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer",
+                   "ERROR: ThreadSanitizer", "WARNING: ThreadSanitizer")
+
+_live = []  # every Mount not yet cleaned up
+
+
+def env_path(name):
+    """The path in environment variable NAME; fails clearly when unset."""
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError("%s is not set: run through `meson test` "
+                           "(or set it by hand)" % name)
+    return value
+
+
+def arrayfs_bin():
+    return env_path("ARRAYFS_BIN")
+
+
+def fixtures(*parts):
+    """A path inside the gen_mount.py corpus folder."""
+    return os.path.join(env_path("AF_FIXTURES"), "mount", *parts)
+
+
+def reference(*parts):
+    return os.path.join(env_path("AF_REFERENCE"), *parts)
+
+
+def _unescape_mountinfo(field):
+    # mountinfo escapes space, tab, newline and backslash as \ooo
+    out, i = [], 0
+    while i < len(field):
+        code = field[i + 1:i + 4]
+        if field[i] == "\\" and len(code) == 3 and code.isdigit():
+            out.append(chr(int(code, 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def mounted_fs(mountpoint):
+    """The fs type mounted at MOUNTPOINT (e.g. 'fuse.arrayfs'), or None."""
+    mountpoint = os.path.realpath(mountpoint)
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if _unescape_mountinfo(fields[4]) != mountpoint:
+                continue
+            sep = fields.index("-")
+            return fields[sep + 1]
+    return None
+
+
+def is_mounted(mountpoint):
+    return mounted_fs(mountpoint) is not None
+
+
+def wait_for(predicate, deadline=10.0, interval=0.02, what="condition"):
+    """Poll PREDICATE until it returns a true value (returned) or DEADLINE
+    seconds pass (AssertionError naming WHAT). Exceptions count as false."""
+    end = time.monotonic() + deadline
+    last = None
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as e:  # the metadata may be in flux
+            last = e
+        if time.monotonic() > end:
+            raise AssertionError("timed out after %.0f s waiting for %s%s" % (
+                deadline, what, " (last error: %r)" % last if last else ""))
+        time.sleep(interval)
+
+
+class MountError(AssertionError):
+    """A mount that could not be made or did not end cleanly: a test failure."""
+
+
+class Mount:
+    """One foreground arrayfs daemon serving SOURCE at MOUNTPOINT.
+
+    usage: m = Mount(source, mountpoint=None, args=()); m.start(); ...; m.umount()
+    mountpoint None: a new empty folder under /tmp, removed by cleanup().
+    """
+
+    def __init__(self, source, mountpoint=None, args=()):
+        self.source = source
+        self.args = list(args)
+        self._own_dirs = []
+        if mountpoint is None:
+            mountpoint = tempfile.mkdtemp(prefix="arrayfs-mnt-", dir="/tmp")
+            self._own_dirs.append(mountpoint)
+        self.mountpoint = os.path.realpath(mountpoint)
+        logdir = tempfile.mkdtemp(prefix="arrayfs-log-", dir="/tmp")
+        self._own_dirs.append(logdir)
+        self.log_path = os.path.join(logdir, "daemon.log")
+        self.proc = None
+        self.returncode = None
+
+    # -- life cycle ---------------------------------------------------------
+    def start(self, deadline=MOUNT_DEADLINE):
+        """Start the daemon and wait until the mount shows in mountinfo.
+        Raises MountError (with the log) if the daemon exits or time runs out."""
+        cmd = [arrayfs_bin(), "-f"] + self.args + [self.source, self.mountpoint]
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        _live.append(self)
+        end = time.monotonic() + deadline
+        while not is_mounted(self.mountpoint):
+            rc = self.proc.poll()
+            if rc is not None:
+                self.returncode = rc
+                raise MountError("arrayfs exited with status %d before mounting %s:\n%s"
+                                 % (rc, self.mountpoint, self.log()))
+            if time.monotonic() > end:
+                raise MountError("%s not mounted after %.0f s:\n%s"
+                                 % (self.mountpoint, deadline, self.log()))
+            time.sleep(0.01)
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def check_alive(self):
+        """Raise MountError unless the daemon is still running and mounted."""
+        if not self.alive():
+            raise MountError("arrayfs died (status %s) while mounted:\n%s"
+                             % (self.proc.poll(), self.log()))
+        if not is_mounted(self.mountpoint):
+            raise MountError("%s is no longer mounted:\n%s" % (self.mountpoint, self.log()))
+
+    def umount(self, deadline=EXIT_DEADLINE):
+        """fusermount3 -u, then require exit status 0 within DEADLINE and a
+        log free of sanitizer reports. Always cleans up, even on failure."""
+        try:
+            self.check_alive()
+            r = subprocess.run(["fusermount3", "-u", self.mountpoint],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise MountError("fusermount3 -u %s failed: %s" % (self.mountpoint, r.stderr))
+            self.wait_exit(deadline)
+        finally:
+            self.cleanup()
+
+    def wait_exit(self, deadline=EXIT_DEADLINE, expect=0):
+        """Wait for the daemon to exit; require status EXPECT and a clean log."""
+        try:
+            self.returncode = self.proc.wait(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            raise MountError("arrayfs still running %.0f s after unmount:\n%s"
+                             % (deadline, self.log()))
+        if self.returncode != expect:
+            raise MountError("arrayfs exited with status %d, expected %d:\n%s"
+                             % (self.returncode, expect, self.log()))
+        self.check_log()
+
+    def check_log(self):
+        text = self.log()
+        for mark in SANITIZER_MARKS:
+            if mark in text:
+                raise MountError("sanitizer report in the daemon log:\n" + text)
+
+    def cleanup(self):
+        """Lazy unmount, kill the daemon, remove temp folders. Idempotent."""
+        if self.proc is not None and self.proc.poll() is None or is_mounted(self.mountpoint):
+            subprocess.run(["fusermount3", "-uz", self.mountpoint],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if getattr(self, "_log", None):
+            self._log.close()
+        for d in self._own_dirs:
+            if not is_mounted(d):
+                shutil.rmtree(d, ignore_errors=True)
+        self._own_dirs = []
+        if self in _live:
+            _live.remove(self)
+
+    # -- helpers ------------------------------------------------------------
+    def path(self, *parts):
+        return os.path.join(self.mountpoint, *parts)
+
+    def log(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.umount()
+        else:
+            self.cleanup()
+        return False
+
+
+def mount(source, mountpoint=None, *args):
+    """Mount SOURCE at MOUNTPOINT (a new /tmp folder if None) with extra
+    daemon ARGS; returns a started Mount, usable as a context manager."""
+    m = Mount(source, mountpoint, args)
+    try:
+        return m.start()
+    except BaseException:
+        m.cleanup()
+        raise
+
+
+def _cleanup_all():
+    for m in list(_live):
+        m.cleanup()
+
+
+def _on_signal(signum, frame):
+    _cleanup_all()
+    sys.exit(128 + signum)
+
+
+atexit.register(_cleanup_all)
+signal.signal(signal.SIGTERM, _on_signal)
+signal.signal(signal.SIGHUP, _on_signal)
+
+
+class TempDir:
+    """A folder under /tmp removed at close(). usage: d = TempDir(); d.path"""
+
+    def __init__(self, prefix="arrayfs-src-"):
+        self.path = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+    def join(self, *parts):
+        return os.path.join(self.path, *parts)
+
+    def close(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+class MountCase(unittest.TestCase):
+    """One mount shared by a TestCase class: SOURCE is mounted in setUpClass,
+    each test ends by checking the daemon is alive, and tearDownClass
+    unmounts and requires exit status 0.
+
+    Subclasses set `source` (a path, or a callable returning one) and may set
+    `mount_args`."""
+    source = None
+    mount_args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        src = cls.source() if callable(cls.source) else cls.source
+        cls.m = Mount(src, None, cls.mount_args)
+        try:
+            cls.m.start()
+        except BaseException:
+            cls.m.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.m.umount()
+
+    def tearDown(self):
+        self.m.check_alive()
+
+    def mp(self, *parts):
+        return self.m.path(*parts)
+
+
+def main():
+    """unittest.main with verbose output, for the test files' __main__."""
+    unittest.main(verbosity=2)
+
+
+def walk(root):
+    """{relpath: 'dir'|'file'|'link'|'other'} of everything under ROOT
+    (ROOT itself is ""), without following symlinks."""
+    out = {"": "dir"}
+
+    def visit(path, rel):
+        with os.scandir(path) as it:
+            for e in it:
+                r = e.name if rel == "" else rel + "/" + e.name
+                if e.is_symlink():
+                    out[r] = "link"
+                elif e.is_dir(follow_symlinks=False):
+                    out[r] = "dir"
+                    visit(e.path, r)
+                elif e.is_file(follow_symlinks=False):
+                    out[r] = "file"
+                else:
+                    out[r] = "other"
+    visit(root, "")
+    return out
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()

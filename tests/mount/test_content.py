@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The content of every array directory of the corpus, judged by numpy."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import expect  # noqa: E402
+import mountlib  # noqa: E402
+from mountlib import MountCase, fixtures, read  # noqa: E402
+
+
+class ContentTest(MountCase):
+    source = staticmethod(lambda: fixtures("corpus"))
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tree = expect.expected_tree(fixtures("corpus"))
+        cls.all = expect.arrays(cls.tree)
+        super().setUpClass()
+
+    def check(self, rel, arr, name):
+        data = read(self.mp(rel, name))
+        for check in arr.checks[name]:
+            check(data)
+
+    def check_each(self, which, name_of):
+        """Run the checks of file name_of(rel, arr) of every array for which
+        which(rel, arr) holds; one subTest per array."""
+        n = 0
+        for rel, arr in self.all:
+            if not which(rel, arr):
+                continue
+            name = name_of(rel, arr)
+            if name not in arr.checks:
+                continue
+            n += 1
+            with self.subTest(rel=rel, file=name):
+                self.check(rel, arr, name)
+        self.assertGreater(n, 0, "the corpus has no array of this kind")
+
+    @staticmethod
+    def base(rel):
+        return rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+    @staticmethod
+    def is_npy(rel, arr):
+        return hasattr(arr, "npy")
+
+    @staticmethod
+    def is_ra(rel, arr):
+        return hasattr(arr, "ra")
+
+    def test_data_is_numpys_raw_bytes_in_stored_order(self):
+        self.check_each(self.is_npy, lambda rel, arr: "data")
+
+    def test_shape_text_of_npy_arrays(self):
+        self.check_each(self.is_npy, lambda rel, arr: "shape")
+
+    def test_dtype_text_is_the_descr_as_written(self):
+        self.check_each(self.is_npy, lambda rel, arr: "dtype")
+
+    def test_header_text_is_the_dict_without_padding(self):
+        self.check_each(self.is_npy, lambda rel, arr: "header")
+
+    def test_npy_view_is_byte_identical_to_source_or_member(self):
+        self.check_each(self.is_npy, lambda rel, arr: self.base(rel) + ".npy")
+
+    def test_ra_view_of_npy_has_contract_header_and_little_endian_data(self):
+        self.check_each(self.is_npy, lambda rel, arr: self.base(rel) + ".ra")
+
+    def test_ra_source_data_is_the_decoded_elements(self):
+        self.check_each(self.is_ra, lambda rel, arr: "data")
+
+    def test_ra_source_shape_is_the_dims(self):
+        self.check_each(self.is_ra, lambda rel, arr: "shape")
+
+    def test_ra_source_dtype_text_from_eltype_elbyte_flags(self):
+        self.check_each(self.is_ra, lambda rel, arr: "dtype")
+
+    def test_ra_source_header_text_has_one_line_per_field(self):
+        self.check_each(self.is_ra, lambda rel, arr: "header")
+
+    def test_ra_source_ra_view_is_byte_identical(self):
+        self.check_each(self.is_ra, lambda rel, arr: self.base(rel) + ".ra")
+
+    def test_ra_source_npy_view_loads_as_the_reference_reader_array(self):
+        self.check_each(self.is_ra, lambda rel, arr: self.base(rel) + ".npy")
+
+    def test_compressed_ra_data_equals_uncompressed_twin_data(self):
+        for name in ("mnist_8", "cifar_airplane"):
+            with self.subTest(name=name):
+                z = read(self.mp("ra", name + "_z.ra", "data"))
+                plain = read(self.mp("ra", name + ".ra", "data"))
+                self.assertEqual(len(z), 28 * 28 * 3 if name == "mnist_8" else 32 * 32 * 3)
+                self.assertEqual(z, plain)
+
+    def test_compressed_ra_npy_view_equals_uncompressed_twin_npy_view(self):
+        for name in ("mnist_8", "cifar_airplane"):
+            with self.subTest(name=name):
+                z = read(self.mp("ra", name + "_z.ra", name + "_z.npy"))
+                plain = read(self.mp("ra", name + ".ra", name + ".npy"))
+                self.assertEqual(z, plain)
+
+    def test_reference_test_ra_elements_are_k_minus_i_over_k(self):
+        import numpy as np
+        with open(self.mp("ra", "test.ra", "test.npy"), "rb") as f:
+            a = np.load(f)
+        self.assertEqual(a.shape, (3, 4))
+        flat = a.ravel(order="F")
+        self.assertEqual(flat[5], np.complex64(5 - 0.2j))
+        self.assertTrue(np.isneginf(flat[0].imag))
+
+    def test_text_file_sizes_equal_their_content(self):
+        for rel, arr in self.all:
+            for name in arr.names:
+                with self.subTest(rel=rel, file=name):
+                    path = self.mp(rel, name)
+                    self.assertEqual(os.stat(path).st_size, len(read(path)))
+
+
+if __name__ == "__main__":
+    mountlib.main()
