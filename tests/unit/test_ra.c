@@ -517,6 +517,47 @@ START_TEST(short_reads_are_completed)
 }
 END_TEST
 
+/* Counts the bytes a parse asks for; ctx points at the running total. */
+static ssize_t counting_pread(const af_source *src, void *buf, size_t len,
+			      uint64_t off)
+{
+	if (off >= src->size)
+		return 0;
+	if (len > src->size - off)
+		len = (size_t)(src->size - off);
+	memcpy(buf, src->mem + off, len);
+	*(uint64_t *)src->ctx += len;
+	return (ssize_t)len;
+}
+
+static uint64_t bytes_read_by_parse(const unsigned char *buf, size_t len,
+				    af_status want)
+{
+	uint64_t total = 0;
+	af_source src;
+	af_source_init_mem(&src, buf, len);
+	src.pread = counting_pread;
+	src.ctx = &total;
+	af_array a;
+	af_error err = { 0 };
+	ck_assert_int_eq(af_ra_parse(&src, &a, &err), want);
+	af_array_free(&a);
+	return total;
+}
+
+START_TEST(parse_reads_only_the_header)
+{
+	size_t len;
+	unsigned char *buf = aft_read_file(aft_reference("shepplogan.ra"), &len);
+	ck_assert_uint_eq(bytes_read_by_parse(buf, len, AF_OK), 48 + 2 * 8);
+	free(buf);
+	/* ndims 2**40: refused from the fixed header, no dims read. */
+	buf = aft_read_file(aft_fixture("ra/ndims_2_40.ra"), &len);
+	ck_assert_uint_eq(bytes_read_by_parse(buf, len, AF_E_LIMIT), 48);
+	free(buf);
+}
+END_TEST
+
 /* ---- messages --------------------------------------------------------- */
 
 static void expect_message(const char *file, af_status st, const char *needle,
@@ -613,6 +654,7 @@ int main(void)
 	tcase_add_test(bad, random_byte_flips_never_break_invariants);
 	tcase_add_test(bad, io_error_is_reported);
 	tcase_add_test(bad, short_reads_are_completed);
+	tcase_add_test(bad, parse_reads_only_the_header);
 	suite_add_tcase(s, bad);
 
 	TCase *map = tcase_create("type_of");
