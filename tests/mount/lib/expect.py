@@ -39,7 +39,9 @@ def assert_bytes(actual, expected, what):
 
 
 def equals(expected, what):
-    return lambda actual: assert_bytes(actual, expected, what)
+    check = lambda actual: assert_bytes(actual, expected, what)  # noqa: E731
+    check.expected = expected  # the exact bytes, for tools that need them
+    return check
 
 
 # -- .npy ---------------------------------------------------------------------
@@ -71,8 +73,16 @@ class Npy:
         return self.dtype.hasobject
 
     def data(self):
-        """The element bytes as stored: numpy's bytes in the file's order."""
-        return self.array.tobytes(order="F" if self.fortran else "C")
+        """The element bytes as stored. numpy is the judge: for dtypes
+        without padding, its bytes in the file's order must be these (numpy
+        copies struct fields one by one, so padding bytes come from the file)."""
+        count = int(np.prod(self.shape, dtype=np.int64))
+        raw = self.buf[self.data_offset:self.data_offset + count * self.dtype.itemsize]
+        if self.dtype.fields is None:
+            ours = self.array.tobytes(order="F" if self.fortran else "C")
+            if ours != raw:
+                raise AssertionError("test bug: numpy's bytes differ from the file's")
+        return raw
 
     def dtype_text(self):
         # the descr as written: numpy writes repr() of each header value
@@ -224,7 +234,7 @@ def ra_view_numpy_check(npy):
         got = ra_reference_read(actual)
         want = npy.array if npy.fortran else npy.array.T
         if h["eltype"] == 0:
-            ok = got.tobytes(order="F") == want.tobytes(order="F")
+            ok = got.tobytes(order="F") == npy.data()  # padding: see Npy.data
         elif npy.dtype.kind in "Mm":
             ok = np.array_equal(got, want.view(want.dtype.str[0] + "i8"))
         else:
@@ -272,6 +282,13 @@ class ArrayDir:
     @property
     def names(self):
         return set(self.checks)
+
+    def exact(self, name):
+        """The exact expected bytes of file NAME, or None if only checked."""
+        for check in self.checks.get(name, ()):
+            if hasattr(check, "expected"):
+                return check.expected
+        return None
 
     def add(self, name, *checks):
         self.checks[name] = list(checks)
