@@ -1,12 +1,128 @@
 /* SPDX-License-Identifier: MIT */
-/* STUB: to be replaced by the real implementation. */
-#include "arrayfs/arrayfs.h"
+/* Zip members as byte sources: stored ones are a range of the archive,
+ * deflated ones read through an af_inflate random-access index. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 
-af_status af_member_open(af_member **out, const af_zip *z, size_t i, af_error *err)
+#include "arrayfs/af_inflate.h"
+#include "arrayfs/af_zip.h"
+#include "subsource_i.h"
+#include "zip_i.h"
+
+struct af_member {
+	af_subsource data;  /* the member's bytes as stored in the archive */
+	af_inflate *inf;    /* deflated members only */
+	af_source out;      /* uncompressed bytes (deflated members) */
+};
+
+static const char *method_name(uint16_t method)
 {
-	(void)z; (void)i; *out = NULL;
-	return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET, "not implemented");
+	switch (method) {
+	case 1: return "shrink";
+	case 2: case 3: case 4: case 5: return "reduce";
+	case 6: return "implode";
+	case 9: return "deflate64";
+	case 10: return "PKWARE DCL implode";
+	case 12: return "bzip2";
+	case 14: return "LZMA";
+	case 18: return "IBM TERSE";
+	case 19: return "IBM LZ77";
+	case 93: return "zstd";
+	case 94: return "MP3";
+	case 95: return "xz";
+	case 96: return "JPEG";
+	case 97: return "WavPack";
+	case 98: return "PPMd";
+	case 99: return "AES encryption";
+	default: return "unknown";
+	}
 }
-const af_source *af_member_source(const af_member *m) { (void)m; return NULL; }
-size_t af_member_memory(const af_member *m) { (void)m; return 0; }
-void af_member_close(af_member *m) { (void)m; }
+
+static ssize_t inflated_pread(const af_source *src, void *buf, size_t len,
+			      uint64_t off)
+{
+	const af_member *m = src->ctx;
+	if (off >= src->size)
+		return 0;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	size_t n = 0;
+	af_error err;
+	af_error_clear(&err);
+	af_status st = af_inflate_read(m->inf, buf, len, off, &n, &err);
+	if (st != AF_OK)
+		return -(err.sys_errno ? err.sys_errno : af_status_errno(st));
+	return (ssize_t)n;
+}
+
+af_status af_member_open(af_member **out, const af_zip *z, size_t i,
+			 af_error *err)
+{
+	*out = NULL;
+	const af_zip_entry *e = af_zip_entry_at(z, i);
+	if (!e)
+		return af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
+				    "zip member index %zu is out of range", i);
+	/* bit 0: traditional encryption; bit 6: strong encryption */
+	if (e->flags & 0x41)
+		return af_error_set(err, AF_E_UNSUPPORTED, e->local_offset,
+				    "zip member \"%s\" is encrypted", e->name);
+	if (e->method != AF_ZIP_STORED && e->method != AF_ZIP_DEFLATED)
+		return af_error_set(err, AF_E_UNSUPPORTED, e->local_offset,
+				    "zip member \"%s\" uses compression method %u (%s); only stored and deflated are supported",
+				    e->name, e->method, method_name(e->method));
+	if (e->method == AF_ZIP_STORED && e->comp_size != e->uncomp_size)
+		return af_error_set(err, AF_E_HEADER, e->local_offset,
+				    "stored zip member \"%s\" has %llu bytes stored but %llu uncompressed",
+				    e->name, (unsigned long long)e->comp_size,
+				    (unsigned long long)e->uncomp_size);
+	uint64_t data;
+	af_status st = af_zip_data_offset(z, i, &data, err);
+	if (st != AF_OK)
+		return st;
+	af_member *m = calloc(1, sizeof(*m));
+	if (!m)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "no memory for a zip member");
+	/* the archive source is only reachable through the zip, which keeps
+	 * its own copy */
+	const af_source *arch = af_zip_archive_source(z);
+	st = af_subsource_init(&m->data, arch, data, e->comp_size, err);
+	if (st != AF_OK)
+		goto fail;
+	if (e->method == AF_ZIP_DEFLATED) {
+		st = af_inflate_open(&m->inf, &m->data.src, e->uncomp_size,
+				     e->crc32, err);
+		if (st != AF_OK)
+			goto fail;
+		m->out.pread = inflated_pread;
+		m->out.size = e->uncomp_size;
+		m->out.fd = -1;
+		m->out.ctx = m;
+	}
+	*out = m;
+	return AF_OK;
+fail:
+	af_member_close(m);
+	return st;
+}
+
+const af_source *af_member_source(const af_member *m)
+{
+	return m->inf ? &m->out : &m->data.src;
+}
+
+size_t af_member_memory(const af_member *m)
+{
+	return m->inf ? af_inflate_memory(m->inf) : 0;
+}
+
+void af_member_close(af_member *m)
+{
+	if (!m)
+		return;
+	if (m->inf)
+		af_inflate_close(m->inf);
+	free(m);
+}
