@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""arrayinfo and arrayconv under valgrind: no invalid access, no leak, on
+good and broken input. Skipped (with a reason) where valgrind is absent."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from toolslib import ARRAYCONV, ARRAYINFO, REFERENCE, fixture, run  # noqa: E402
+
+VALGRIND = shutil.which("valgrind")
+ERR = 99  # valgrind's exit status when it found an error
+
+
+def vg(args):
+    return run([VALGRIND, "-q", "--leak-check=full",
+                "--errors-for-leak-kinds=definite,indirect,possible",
+                f"--error-exitcode={ERR}", *args], timeout=600)
+
+
+@unittest.skipIf(VALGRIND is None, "valgrind is not installed")
+class TestValgrind(unittest.TestCase):
+    def test_arrayinfo_good_and_broken(self):
+        r = vg([ARRAYINFO, "--json", fixture("good", "c_order.npy"),
+                fixture("good", "struct.npy"), fixture("good", "deflated.npz"),
+                fixture("broken", "bad-member.npz"),
+                fixture("broken", "truncated-data.npy"),
+                fixture("broken", "cut.npz"),
+                os.path.join(REFERENCE, "mnist_8_z.ra"), "/nonexistent"])
+        self.assertEqual(r.returncode, 1, r.stderr.decode())
+
+    def test_arrayconv_each_direction(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for src, out in [(fixture("good", "bigendian.npy"), "a.ra"),
+                             (os.path.join(REFERENCE, "mnist_8_z.ra"), "b.npy"),
+                             (fixture("good", "deflated.npz") + ":x", "c.ra"),
+                             (fixture("good", "stored.npz") + ":y", "d.npy")]:
+                with self.subTest(src=src):
+                    r = vg([ARRAYCONV, src, os.path.join(tmp, out)])
+                    self.assertEqual(r.returncode, 0, r.stderr.decode())
+            for src in [fixture("broken", "truncated-data.npy"),
+                        fixture("good", "stored.npz") + ":missing"]:
+                with self.subTest(src=src):
+                    r = vg([ARRAYCONV, src, os.path.join(tmp, "x.ra")])
+                    self.assertEqual(r.returncode, 1, r.stderr.decode())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
