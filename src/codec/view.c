@@ -240,7 +240,35 @@ static af_status view_decoded(af_view *v, const unsigned char **out,
 
 static void swap_scalars(unsigned char *p, size_t len, unsigned scalar)
 {
-	for (size_t at = 0; at + scalar <= len; at += scalar)
+	size_t at = 0;
+	/* memcpy + bswap compiles to plain loads and stores: no alignment needed */
+	switch (scalar) {
+	case 2:
+		for (; at + 2 <= len; at += 2) {
+			uint16_t x;
+			memcpy(&x, p + at, 2);
+			x = __builtin_bswap16(x);
+			memcpy(p + at, &x, 2);
+		}
+		return;
+	case 4:
+		for (; at + 4 <= len; at += 4) {
+			uint32_t x;
+			memcpy(&x, p + at, 4);
+			x = __builtin_bswap32(x);
+			memcpy(p + at, &x, 4);
+		}
+		return;
+	case 8:
+		for (; at + 8 <= len; at += 8) {
+			uint64_t x;
+			memcpy(&x, p + at, 8);
+			x = __builtin_bswap64(x);
+			memcpy(p + at, &x, 8);
+		}
+		return;
+	}
+	for (; at + scalar <= len; at += scalar)
 		for (unsigned i = 0, j = scalar - 1; i < j; i++, j--) {
 			unsigned char t = p[at + i];
 			p[at + i] = p[at + j];

@@ -60,22 +60,6 @@ static af_status ra_descr(const af_array *a, char *out, size_t cap,
 	return AF_OK;
 }
 
-/*
- * np.save writes 'fortran_order': False whenever the array is also
- * C-contiguous, which numpy (relaxed strides) says of any array with at
- * most one dimension longer than 1, and of every empty array.
- */
-static bool npy_fortran_order(const af_array *a)
-{
-	if (a->count == 0)
-		return false;
-	unsigned longer = 0;
-	for (unsigned i = 0; i < a->ndim; i++)
-		if (a->shape[i] > 1)
-			longer++;
-	return longer > 1;
-}
-
 af_status af_view_npy_header(const af_array *a, unsigned char **out,
 			     size_t *len, af_error *err)
 {
@@ -89,7 +73,13 @@ af_status af_view_npy_header(const af_array *a, unsigned char **out,
 		return af_error_set(err, AF_E_SHAPE, AF_NO_OFFSET,
 				    "%u dims is more than %u", a->ndim,
 				    AF_NDIM_MAX);
-	bool fortran = npy_fortran_order(a);
+	/*
+	 * Always 'fortran_order': True, as the contract says, although np.save
+	 * of the reference reader's array writes False when that array is also
+	 * C-contiguous (at most one dim > 1, or empty): numpy loads both alike,
+	 * and one rule is easier to rely on than numpy's flags.
+	 */
+	const bool fortran = true;
 
 	/* dict text + growth spaces, 2 + 20 digits a dim, then room for the
 	 * prefix and up to one alignment block of padding */

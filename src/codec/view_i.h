@@ -17,9 +17,10 @@
 #include "arrayfs/af_status.h"
 
 /**
- * The .npy header (magic through the final '\n') that numpy 1.24's np.save
- * writes for the array the reference Python RawArray reader returns for
- * the .ra array @p a (numpy shape = dims, Fortran-contiguous).
+ * The .npy header (magic through the final '\n') for the .ra array @p a,
+ * formatted as numpy 1.24's np.save formats it, for the array the reference
+ * Python RawArray reader returns (numpy shape = dims, Fortran order), with
+ * 'fortran_order': True even where np.save would write False.
  * Returns AF_OK, AF_E_UNSUPPORTED (no numpy type for the element type),
  * AF_E_SHAPE (more than AF_NDIM_MAX dims), AF_E_NOMEM. With at most
  * AF_NDIM_MAX dims the header always fits version 1.0; the 2.0 branch

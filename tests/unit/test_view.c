@@ -593,8 +593,8 @@ typedef struct reader_job {
 static void *reader_thread(void *arg)
 {
 	reader_job *j = arg;
-	unsigned char buf[9000];
-	for (int i = 0; i < 2000; i++) {
+	unsigned char buf[5000];
+	for (int i = 0; i < 500; i++) {
 		uint64_t off = rng_next(&j->seed) % (j->size + 10);
 		size_t len = (size_t)(rng_next(&j->seed) % sizeof(buf));
 		size_t got;
