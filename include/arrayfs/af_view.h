@@ -14,8 +14,13 @@
  *    the whole view, for any off and len, clipped at the end.
  *  - A view borrows the af_array and the af_source given to af_view_open;
  *    both must outlive it. It is safe to read one view from many threads.
- *  - Memory: the header (<= AF_NPY_HEADER_MAX), plus for LZ4 data the whole
- *    decompressed array (refused above AF_LZ4_MAX_DECODED with AF_E_LIMIT).
+ *  - Memory: the header (<= AF_NPY_HEADER_MAX; in practice < 2 KiB), plus
+ *    for LZ4 data the whole decompressed array (refused above
+ *    AF_LZ4_MAX_DECODED with AF_E_LIMIT), decoded on the first read that
+ *    needs it and kept until af_view_close; while decoding, the compressed
+ *    block is held too. Each view decodes its own copy. A read of
+ *    byte-swapped data uses a bounce buffer of at most 64 KiB per call;
+ *    nothing else grows with the length read.
  */
 #ifndef ARRAYFS_AF_VIEW_H
 #define ARRAYFS_AF_VIEW_H
@@ -54,8 +59,10 @@ uint64_t af_view_size(const af_view *v);
 
 /**
  * Read [off, off + len) of the view into @p buf; *nread gets the count
- * (short only at the end). Returns AF_OK, AF_E_TRUNCATED (the source shrank),
- * AF_E_CORRUPT, AF_E_IO, AF_E_NOMEM, AF_E_LIMIT.
+ * (short only at the end; 0 at or past the end, and 0 on failure).
+ * Returns AF_OK, AF_E_TRUNCATED (the source shrank), AF_E_CORRUPT, AF_E_IO,
+ * AF_E_NOMEM, AF_E_LIMIT. A corrupt LZ4 block stays AF_E_CORRUPT for the
+ * life of the view; I/O failures are retried by the next read.
  */
 af_status af_view_read(af_view *v, void *buf, size_t len, uint64_t off,
 		       size_t *nread, af_error *err);
