@@ -1,16 +1,210 @@
 /* SPDX-License-Identifier: MIT */
-/* STUB: the daemon's entry point, to be replaced. */
+/* arrayfs: options, checks of SOURCE and MOUNTPOINT, then the FUSE loop. */
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "arrayfs/arrayfs.h"
+#include "ctx.h"
+#include "ops.h"
+
+#define AFD_DEFAULT_TIMEOUT 3600.0
+#define AFD_DEFAULT_NEG_TIMEOUT 1.0
+
+static const struct fuse_opt afd_opt_spec[] = {
+	{ "uid=%d", offsetof(struct afd_opts, uid), 0 },
+	{ "gid=%d", offsetof(struct afd_opts, gid), 0 },
+	{ "timeout=%lf", offsetof(struct afd_opts, entry_timeout), 0 },
+	{ "negative_timeout=%lf", offsetof(struct afd_opts, neg_timeout), 0 },
+	FUSE_OPT_END
+};
+
+/* The first non-option is SOURCE; the rest (MOUNTPOINT) go to libfuse. */
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	(void)outargs;
+	struct afd_opts *o = data;
+	if (key == FUSE_OPT_KEY_NONOPT && !o->source) {
+		o->source = strdup(arg);
+		return o->source ? 0 : -1;
+	}
+	return 1;
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] SOURCE MOUNTPOINT\n"
+	       "\n"
+	       "Mount SOURCE (a folder, or one .npy/.npz/.ra file) read-only at\n"
+	       "MOUNTPOINT; arrays appear as folders of data, shape, dtype,\n"
+	       "header and .npy/.ra views. Unmount with fusermount3 -u MOUNTPOINT.\n"
+	       "\n"
+	       "arrayfs options:\n"
+	       "    -o uid=N               owner of every file (default: the source's)\n"
+	       "    -o gid=N               group of every file (default: the source's)\n"
+	       "    -o timeout=S           entry/attribute cache seconds (default %g)\n"
+	       "    -o negative_timeout=S  cache seconds for missing names (default %g)\n"
+	       "\n", prog, AFD_DEFAULT_TIMEOUT, AFD_DEFAULT_NEG_TIMEOUT);
+	fuse_cmdline_help();
+	fuse_lowlevel_help();
+}
+
+/* fsname=arrayfs:<source>, with the -o separators escaped. */
+static int add_fsname(struct fuse_args *args, const char *source)
+{
+	size_t n = strlen(source);
+	char *opt = malloc(2 * n + 32);
+	if (!opt)
+		return -1;
+	char *p = opt + sprintf(opt, "-ofsname=arrayfs:");
+	for (const char *s = source; *s; s++) {
+		if (*s == ',' || *s == '\\')
+			*p++ = '\\';
+		*p++ = *s;
+	}
+	*p = '\0';
+	int rc = fuse_opt_add_arg(args, opt);
+	free(opt);
+	return rc;
+}
+
+/* Many open files at once each hold an fd: allow as many as we may. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int check_mountpoint(const char *mp)
+{
+	struct stat st;
+	if (stat(mp, &st) < 0) {
+		fprintf(stderr, "arrayfs: mountpoint %s: %s\n", mp, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "arrayfs: mountpoint %s is not a directory\n", mp);
+		return -1;
+	}
+	return 0;
+}
+
+static int run(struct afd_ctx *c, struct fuse_args *args,
+	       struct fuse_cmdline_opts *cmd)
+{
+	int ret = 1;
+	struct fuse_session *se = fuse_session_new(args, &afd_ops,
+						   sizeof(afd_ops), c);
+	if (!se)
+		return 1;
+	c->se = se;
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out_session;
+	if (fuse_session_mount(se, cmd->mountpoint) != 0)
+		goto out_signals;
+	/* daemonize only once mounted: the launcher's exit status then
+	 * says whether the mount is there */
+	fuse_daemonize(cmd->foreground);
+	if (!cmd->foreground)
+		afd_log_use_syslog(&c->log);
+	if (afd_notify_start(c) < 0)
+		afd_log(&c->log, AFD_LOG_WARN,
+			"no change notification thread: changed sources show "
+			"after the cache timeout");
+	int rc;
+	if (cmd->singlethread) {
+		rc = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+		if (!cfg) {
+			rc = -ENOMEM;
+		} else {
+			fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd->clone_fd);
+			fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
+			/* libfuse's "unset" value is UINT_MAX: keep its default */
+			if (cmd->max_threads > 0 && cmd->max_threads <= 100000)
+				fuse_loop_cfg_set_max_threads(cfg, cmd->max_threads);
+			rc = fuse_session_loop_mt(se, cfg);
+			fuse_loop_cfg_destroy(cfg);
+		}
+	}
+	afd_notify_stop(c);
+	/* a positive rc is the signal that ended the loop: a clean exit */
+	ret = rc < 0 ? 1 : 0;
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_session:
+	fuse_session_destroy(se);
+	c->se = NULL;
+	return ret;
+}
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-		printf("arrayfs %s\n", ARRAYFS_VERSION);
-		return 0;
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cmd;
+	struct afd_opts o = { .entry_timeout = AFD_DEFAULT_TIMEOUT,
+			      .neg_timeout = AFD_DEFAULT_NEG_TIMEOUT,
+			      .uid = -1, .gid = -1 };
+	struct afd_ctx ctx;
+	int ret = 1;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.root_fd = -1;
+	if (fuse_opt_parse(&args, &o, afd_opt_spec, opt_proc) != 0)
+		goto out;
+	if (fuse_parse_cmdline(&args, &cmd) != 0)
+		goto out;
+	if (cmd.show_help) {
+		usage(argv[0]);
+		ret = 0;
+		goto out;
 	}
-	fprintf(stderr, "arrayfs: not implemented yet\n");
-	return 1;
+	if (cmd.show_version) {
+		printf("arrayfs %s\n", ARRAYFS_VERSION);
+		printf("FUSE library version %s\n", fuse_pkgversion());
+		fuse_lowlevel_version();
+		ret = 0;
+		goto out;
+	}
+	if (!o.source || !cmd.mountpoint) {
+		fprintf(stderr, "usage: %s [options] SOURCE MOUNTPOINT\n"
+			"       %s --help\n", argv[0], argv[0]);
+		goto out;
+	}
+	if (o.entry_timeout < 0 || o.neg_timeout < 0) {
+		fprintf(stderr, "arrayfs: timeouts must not be negative\n");
+		goto out;
+	}
+	o.debug = cmd.debug;
+	o.foreground = cmd.foreground;
+	if (check_mountpoint(cmd.mountpoint) < 0)
+		goto out;
+	struct afd_opts copy = o;
+	o.source = NULL;   /* the context owns it now */
+	if (afd_ctx_init(&ctx, &copy) < 0)
+		goto out;
+	if (fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=arrayfs") ||
+	    add_fsname(&args, ctx.opts.source)) {
+		fprintf(stderr, "arrayfs: out of memory\n");
+		goto out;
+	}
+	raise_nofile();
+	ret = run(&ctx, &args, &cmd);
+out:
+	afd_ctx_destroy(&ctx);
+	free(o.source);
+	free(cmd.mountpoint);
+	fuse_opt_free_args(&args);
+	return ret;
 }

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* The per-mount context: opening the source and setting up every part. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctx.h"
+
+static int open_folder(struct afd_ctx *c, const char *dir)
+{
+	c->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->root_fd < 0) {
+		fprintf(stderr, "arrayfs: cannot open source folder %s: %s\n",
+			dir, strerror(errno));
+		return -1;
+	}
+	c->root_dir = strdup(dir);
+	return c->root_dir ? 0 : -1;
+}
+
+/*
+ * A single-file SOURCE becomes the mount root itself: X.npy or X.ra shows
+ * its array folder (data, shape, ...), X.npz its archive folder. Mounting
+ * a folder holding just that file would only add one level. The file must
+ * parse when mounting: a root that is a plain file is not a folder.
+ */
+static int init_single(struct afd_ctx *c, const char *abs, enum afd_nkind *kind)
+{
+	char *copy = strdup(abs);
+	if (!copy)
+		return -1;
+	char *slash = strrchr(copy, '/');
+	c->root_path = strdup(slash + 1);
+	*slash = '\0';
+	int rc = open_folder(c, copy[0] ? copy : "/");
+	free(copy);
+	if (rc < 0 || !c->root_path)
+		return -1;
+	if (!afd_is_array_name(c->root_path)) {
+		fprintf(stderr, "arrayfs: source %s is not a folder nor a "
+			".npy, .npz or .ra file\n", c->opts.source);
+		return -1;
+	}
+	struct afd_src *sf = NULL;
+	rc = afd_src_get(c, c->root_path, NULL, NULL, &sf);
+	if (rc < 0) {
+		fprintf(stderr, "arrayfs: cannot read source %s: %s\n",
+			c->opts.source, strerror(-rc));
+		return -1;
+	}
+	enum afd_skind k = sf->kind;
+	afd_src_put(sf);
+	if (k == SK_PLAIN) {
+		fprintf(stderr, "arrayfs: source %s is not a readable array "
+			"file (see the line above)\n", c->opts.source);
+		return -1;
+	}
+	*kind = k == SK_ARRAY ? NK_ARRAY : NK_NPZDIR;
+	c->single = true;
+	c->notify.single_name = strdup(c->root_path);
+	return 0;
+}
+
+int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
+{
+	memset(c, 0, sizeof(*c));
+	c->opts = *o;
+	c->root_fd = -1;
+	c->notify.ifd = c->notify.efd = -1;
+	if (afd_log_init(&c->log, o->debug) < 0 || afd_srcs_init(&c->srcs) < 0 ||
+	    afd_notify_init(&c->notify) < 0) {
+		fprintf(stderr, "arrayfs: out of memory\n");
+		return -1;
+	}
+	char abs[PATH_MAX];
+	struct stat st;
+	if (!realpath(o->source, abs) || stat(abs, &st) < 0) {
+		fprintf(stderr, "arrayfs: source %s: %s\n", o->source,
+			strerror(errno));
+		return -1;
+	}
+	enum afd_nkind kind = NK_DIR;
+	if (S_ISDIR(st.st_mode)) {
+		if (open_folder(c, abs) < 0)
+			return -1;
+		c->root_path = strdup(".");
+		if (!c->root_path)
+			return -1;
+	} else if (S_ISREG(st.st_mode)) {
+		if (init_single(c, abs, &kind) < 0)
+			return -1;
+	} else {
+		fprintf(stderr, "arrayfs: source %s is not a folder nor a "
+			"regular file\n", o->source);
+		return -1;
+	}
+	if (afd_nodes_init(&c->nodes, kind, c->root_path,
+			   kind == NK_NPZDIR ? "" : NULL) < 0) {
+		fprintf(stderr, "arrayfs: out of memory\n");
+		return -1;
+	}
+	/* the root's folder is watched for the whole mount */
+	c->nodes.root->wd = afd_notify_watch(c, ".");
+	return 0;
+}
+
+void afd_ctx_destroy(struct afd_ctx *c)
+{
+	if (c->nodes.id_tab)
+		afd_nodes_destroy(&c->nodes);
+	if (c->srcs.tab)
+		afd_srcs_destroy(&c->srcs);
+	if (c->notify.efd >= 0)
+		afd_notify_destroy(&c->notify);
+	if (c->log.seen)
+		afd_log_destroy(&c->log);
+	if (c->root_fd >= 0)
+		close(c->root_fd);
+	free(c->root_dir);
+	free(c->root_path);
+	free(c->opts.source);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/* Folder listings for mirrored, npz and array folders. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "dirs.h"
+#include "tree.h"
+
+struct afd_dirh {
+	enum afd_nkind kind;
+	char *path;              /* the node's source path */
+	char *member;
+	uint64_t self_ino;
+	/* mirrored folder */
+	DIR *dp;
+	off_t offset;
+	struct dirent *entry;
+	/* npz / array folder */
+	struct afd_src *sf;
+	long zdir;
+	char *names[AE_COUNT];   /* array folder entry names (NULL = absent) */
+};
+
+void afd_dir_close(struct afd_dirh *d)
+{
+	if (!d)
+		return;
+	if (d->dp)
+		closedir(d->dp);
+	afd_src_put(d->sf);
+	for (int i = 0; i < AE_COUNT; i++)
+		free(d->names[i]);
+	free(d->path);
+	free(d->member);
+	free(d);
+}
+
+int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
+		 struct afd_dirh **out)
+{
+	struct afd_dirh *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->kind = n->kind;
+	d->zdir = -1;
+	d->self_ino = afd_ino_of(n->path, n->member, n->entry);
+	d->path = strdup(n->path);
+	d->member = n->member ? strdup(n->member) : NULL;
+	int rc = 0;
+	if (!d->path || (n->member && !d->member)) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if (n->kind == NK_DIR) {
+		int fd = openat(c->root_fd, n->path,
+				O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			rc = -errno;
+			goto fail;
+		}
+		d->dp = fdopendir(fd);
+		if (!d->dp) {
+			rc = -errno;
+			close(fd);
+			goto fail;
+		}
+		*out = d;
+		return 0;
+	}
+	if (n->kind != NK_ARRAY && n->kind != NK_NPZDIR) {
+		rc = -ENOTDIR;
+		goto fail;
+	}
+	struct afd_id id = afd_id_of(n);
+	struct afd_res r;
+	rc = afd_resolve(c, &id, NULL, &r);
+	if (rc < 0)
+		goto fail;
+	d->sf = r.sf;
+	d->zdir = r.zdir;
+	if (n->kind == NK_ARRAY) {
+		const char *dn = afd_array_dirname(n);
+		for (int e = AE_DATA; e < AE_COUNT; e++) {
+			if (!r.ai->has[e])
+				continue;
+			d->names[e] = afd_entry_name(dn, (enum afd_entry)e);
+			if (!d->names[e]) {
+				rc = -ENOMEM;
+				goto fail;
+			}
+		}
+	}
+	*out = d;
+	return 0;
+fail:
+	afd_dir_close(d);
+	return rc;
+}
+
+static unsigned char dtype_of(unsigned char dt, const char *name)
+{
+	if (dt == DT_REG && afd_is_array_name(name))
+		return DT_UNKNOWN;
+	return dt;
+}
+
+/* Add one entry; returns false when the buffer is full. */
+static bool add(fuse_req_t req, char *buf, size_t size, size_t *used,
+		const char *name, uint64_t ino, unsigned char dt, off_t next)
+{
+	struct stat st;
+	memset(&st, 0, sizeof(st));
+	st.st_ino = ino;
+	st.st_mode = (mode_t)DTTOIF(dt);
+	size_t need = fuse_add_direntry(req, buf + *used, size - *used, name,
+					&st, next);
+	if (need > size - *used)
+		return false;
+	*used += need;
+	return true;
+}
+
+static ssize_t fill_mirror(fuse_req_t req, struct afd_dirh *d, char *buf,
+			   size_t size, off_t off)
+{
+	size_t used = 0;
+	if (off != d->offset) {
+		seekdir(d->dp, off);
+		d->entry = NULL;
+		d->offset = off;
+	}
+	for (;;) {
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				if (errno && used == 0)
+					return -errno;
+				break;
+			}
+		}
+		const char *name = d->entry->d_name;
+		uint64_t ino;
+		if (strcmp(name, ".") == 0) {
+			ino = d->self_ino;
+		} else if (strcmp(name, "..") == 0) {
+			/* any non-zero value: readdir users skip d_ino 0 */
+			ino = d->self_ino ^ 1;
+		} else {
+			char child[PATH_MAX];
+			int n = strcmp(d->path, ".") == 0 ?
+				snprintf(child, sizeof(child), "%s", name) :
+				snprintf(child, sizeof(child), "%s/%s", d->path, name);
+			ino = n > 0 && (size_t)n < sizeof(child) ?
+			      afd_ino_of(child, NULL, AE_NONE) : 0;
+		}
+		off_t next = d->entry->d_off;
+		if (!add(req, buf, size, &used, name, ino,
+			 dtype_of(d->entry->d_type, name), next))
+			break;
+		d->entry = NULL;
+		d->offset = next;
+	}
+	return (ssize_t)used;
+}
+
+/* npz and array folders: offset k = the k-th entry (0 ".", 1 "..") */
+static ssize_t fill_virtual(fuse_req_t req, struct afd_dirh *d, char *buf,
+			    size_t size, off_t off)
+{
+	size_t used = 0;
+	if (off < 0)
+		return -EINVAL;
+	for (uint64_t k = (uint64_t)off;; k++) {
+		const char *name;
+		uint64_t ino;
+		unsigned char dt;
+		char *tmp = NULL;
+		if (k == 0 || k == 1) {
+			name = k == 0 ? "." : "..";
+			ino = k == 0 ? d->self_ino : d->self_ino ^ 1;
+			dt = DT_DIR;
+		} else if (d->kind == NK_ARRAY) {
+			uint64_t j = k - 2;
+			int e = AE_DATA;
+			/* the j-th present entry */
+			for (; e < AE_COUNT; e++)
+				if (d->names[e] && j-- == 0)
+					break;
+			if (e >= AE_COUNT)
+				break;
+			name = d->names[e];
+			ino = afd_ino_of(d->path, d->member, (enum afd_entry)e);
+			dt = DT_REG;
+		} else {
+			const struct afd_zdir *z = &d->sf->tree.dirs[d->zdir];
+			if (k - 2 >= z->nkids)
+				break;
+			const struct afd_zchild *ch = &z->kids[k - 2];
+			name = ch->name;
+			if (asprintf(&tmp, "%s%s%s", d->member, ch->name,
+				     ch->member < 0 ? "/" : "") < 0)
+				return used ? (ssize_t)used : -ENOMEM;
+			ino = afd_ino_of(d->path, tmp, AE_NONE);
+			dt = ch->member < 0 ? DT_DIR :
+			     afd_is_array_name(name) ? DT_UNKNOWN : DT_REG;
+		}
+		bool ok = add(req, buf, size, &used, name, ino, dt, (off_t)(k + 1));
+		free(tmp);
+		if (!ok)
+			break;
+	}
+	return (ssize_t)used;
+}
+
+ssize_t afd_dir_fill(struct afd_ctx *c, fuse_req_t req, struct afd_dirh *d,
+		     char *buf, size_t size, off_t off)
+{
+	(void)c;
+	if (d->kind == NK_DIR)
+		return fill_mirror(req, d, buf, size, off);
+	return fill_virtual(req, d, buf, size, off);
+}

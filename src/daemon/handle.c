@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/* Open files: views, texts and raw sources, and reads as fuse_bufvecs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "handle.h"
+#include "tree.h"
+
+/* Beyond this many pieces in one reply the rest is copied in one go. */
+#define AFD_READ_MAX_PIECES 16u
+
+enum afd_hkind {
+	H_PLAIN = 1,  /* a source file served as-is from its fd */
+	H_RAW,        /* an af_source served as-is (npz plain member) */
+	H_VIEW,       /* data, B.npy, B.ra */
+	H_TEXT,       /* shape, dtype, header */
+};
+
+struct afd_handle {
+	enum afd_hkind kind;
+	int fd;                  /* owned: plain file or .npy/.ra source */
+	struct afd_src *sf;      /* referenced */
+	long midx;               /* member held open, or -1 */
+	const af_source *src;
+	af_source fsrc;
+	af_view *view;
+	char *text;
+	size_t tlen;
+	int check_fd;            /* fd whose data must not change, or -1 */
+	struct afd_ident id;     /* its version at open */
+	char *where;             /* for log lines */
+};
+
+void afd_handle_close(struct afd_handle *h)
+{
+	if (!h)
+		return;
+	if (h->view)
+		af_view_close(h->view);
+	if (h->midx >= 0)
+		afd_src_member_close(h->sf, (size_t)h->midx);
+	afd_src_put(h->sf);
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h->text);
+	free(h->where);
+	free(h);
+}
+
+static char *where_of(const struct afd_node *n)
+{
+	char *out = NULL;
+	int rc;
+	if (n->member && n->kind == NK_ENTRY)
+		rc = asprintf(&out, "%s/%s/%s", n->path, n->member, n->name);
+	else if (n->member)
+		rc = asprintf(&out, "%s/%s", n->path, n->member);
+	else if (n->kind == NK_ENTRY)
+		rc = asprintf(&out, "%s/%s", n->path, n->name);
+	else
+		rc = asprintf(&out, "%s", n->path);
+	return rc < 0 ? NULL : out;
+}
+
+static int open_plain(struct afd_ctx *c, struct afd_node *n,
+		      struct afd_handle *h, uint64_t *version)
+{
+	h->fd = openat(c->root_fd, n->path,
+		       O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	if (h->fd < 0)
+		return errno == ELOOP ? -ENOENT : -errno;
+	struct stat st;
+	if (fstat(h->fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	afd_ident_of(&h->id, &st);
+	*version = afd_ident_key(n->path, &h->id);
+	h->kind = H_PLAIN;
+	return 0;
+}
+
+static int open_text(const struct afd_arrinfo *ai, enum afd_entry e,
+		     struct afd_handle *h)
+{
+	af_status st = AF_E_INVAL;
+	if (e == AE_SHAPE)
+		st = af_text_shape(&ai->a, &h->text, &h->tlen);
+	else if (e == AE_DTYPE)
+		st = af_text_dtype(&ai->a, &h->text, &h->tlen);
+	else if (e == AE_HEADER)
+		st = af_text_header(&ai->a, &h->text, &h->tlen);
+	if (st != AF_OK)
+		return -af_status_errno(st);
+	h->kind = H_TEXT;
+	return 0;
+}
+
+static int open_sourced(struct afd_ctx *c, struct afd_node *n,
+			struct afd_handle *h, uint64_t *version)
+{
+	struct afd_id id = afd_id_of(n);
+	struct afd_res r;
+	/* a .npy/.ra is opened here, and the fd is of the version parsed */
+	bool file_backed = !n->member;
+	int rc = afd_resolve(c, &id, file_backed ? &h->fd : NULL, &r);
+	if (rc < 0)
+		return rc;
+	h->sf = r.sf;
+	*version = r.sf->key;
+	if (n->kind == NK_ENTRY &&
+	    (n->entry == AE_SHAPE || n->entry == AE_DTYPE || n->entry == AE_HEADER)) {
+		if (h->fd >= 0) {
+			close(h->fd);
+			h->fd = -1;
+		}
+		return open_text(r.ai, n->entry, h);
+	}
+	if (file_backed) {
+		af_source_init_fd(&h->fsrc, h->fd, 0, (uint64_t)r.sf->st.st_size);
+		h->src = &h->fsrc;
+		h->check_fd = h->fd;
+	} else {
+		rc = afd_src_member_open(c, r.sf, (size_t)r.midx, &h->src);
+		if (rc < 0)
+			return rc;
+		h->midx = r.midx;
+		h->check_fd = r.sf->fd;
+	}
+	h->id = r.sf->id;
+	if (n->kind == NK_MEMBER) {
+		h->kind = H_RAW;
+		return 0;
+	}
+	static const af_view_kind vk[AE_COUNT] = {
+		[AE_DATA] = AF_VIEW_DATA, [AE_NPY] = AF_VIEW_NPY, [AE_RA] = AF_VIEW_RA };
+	af_error err;
+	af_error_clear(&err);
+	af_status st = af_view_open(&h->view, &r.ai->a, h->src, vk[n->entry], &err);
+	if (st != AF_OK) {
+		h->view = NULL;
+		afd_log_broken(&c->log, r.sf->key ^ n->entry, h->where, &err);
+		return -af_status_errno(st);
+	}
+	h->kind = H_VIEW;
+	return 0;
+}
+
+int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
+		    struct afd_handle **out, bool *keep_cache)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return -EROFS;
+	switch (n->kind) {
+	case NK_DIR:
+	case NK_ARRAY:
+	case NK_NPZDIR:
+		return -EISDIR;
+	case NK_LINK:
+		return -ELOOP;
+	default:
+		break;
+	}
+	struct afd_handle *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->fd = h->check_fd = -1;
+	h->midx = -1;
+	h->where = where_of(n);
+	if (!h->where) {
+		free(h);
+		return -ENOMEM;
+	}
+	uint64_t version = 0;
+	int rc = n->kind == NK_FILE ? open_plain(c, n, h, &version) :
+		 open_sourced(c, n, h, &version);
+	if (rc < 0) {
+		afd_handle_close(h);
+		return rc;
+	}
+	uint64_t was = __atomic_exchange_n(&n->served_gen, version,
+					   __ATOMIC_ACQ_REL);
+	*keep_cache = was == version;
+	*out = h;
+	return 0;
+}
+
+void afd_rbuf_free(struct afd_rbuf *rb)
+{
+	for (size_t i = 0; i < rb->nscratch; i++)
+		free(rb->scratch[i]);
+	free(rb->bv);
+	memset(rb, 0, sizeof(*rb));
+}
+
+/* The source under this handle must still hold the bytes it had at open. */
+static int check_unchanged(struct afd_ctx *c, struct afd_handle *h)
+{
+	if (h->check_fd < 0)
+		return 0;
+	struct stat st;
+	af_error err;
+	if (fstat(h->check_fd, &st) < 0) {
+		af_error_set(&err, AF_E_IO, AF_NO_OFFSET, "%s", strerror(errno));
+	} else if (st.st_size != h->id.size ||
+		   st.st_mtim.tv_sec != h->id.mtim.tv_sec ||
+		   st.st_mtim.tv_nsec != h->id.mtim.tv_nsec) {
+		af_error_set(&err, AF_E_IO, AF_NO_OFFSET,
+			     "the source changed while open (size %lld, was %lld)",
+			     (long long)st.st_size, (long long)h->id.size);
+	} else {
+		return 0;
+	}
+	afd_log_broken(&c->log, afd_ident_key(h->where, &h->id) ^ 0x5eed,
+		       h->where, &err);
+	return -EIO;
+}
+
+static struct fuse_buf *piece(struct afd_rbuf *rb)
+{
+	struct fuse_bufvec *bv = rb->bv;
+	struct fuse_buf *b = &bv->buf[bv->count++];
+	memset(b, 0, sizeof(*b));
+	return b;
+}
+
+static void *scratch(struct afd_rbuf *rb, size_t n)
+{
+	if (rb->nscratch == sizeof(rb->scratch) / sizeof(rb->scratch[0]))
+		return NULL;
+	void *p = malloc(n ? n : 1);
+	if (p)
+		rb->scratch[rb->nscratch++] = p;
+	return p;
+}
+
+static int read_fail(struct afd_ctx *c, struct afd_handle *h, af_error *err)
+{
+	afd_log_broken(&c->log, afd_ident_key(h->where, &h->id) ^ err->status,
+		       h->where, err);
+	return err->status == AF_E_NOMEM ? -ENOMEM : -EIO;
+}
+
+/* Copy [pos, end) of the view into one scratch buffer piece. */
+static int copy_rest(struct afd_ctx *c, struct afd_handle *h,
+		     struct afd_rbuf *rb, uint64_t pos, uint64_t end)
+{
+	size_t n = (size_t)(end - pos), got = 0;
+	void *p = scratch(rb, n);
+	af_error err;
+	af_error_clear(&err);
+	if (!p)
+		return -ENOMEM;
+	if (af_view_read(h->view, p, n, pos, &got, &err) != AF_OK)
+		return read_fail(c, h, &err);
+	if (got != n) {
+		af_error_set(&err, AF_E_TRUNCATED, pos + got,
+			     "view ended early at byte %llu",
+			     (unsigned long long)(pos + got));
+		return read_fail(c, h, &err);
+	}
+	struct fuse_buf *b = piece(rb);
+	b->mem = p;
+	b->size = n;
+	return 0;
+}
+
+static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+		     uint64_t end, struct afd_rbuf *rb)
+{
+	uint64_t pos = off;
+	bool touches_fd = false;
+	while (pos < end) {
+		if (rb->bv->count + 1 >= AFD_READ_MAX_PIECES ||
+		    rb->nscratch + 1 >= sizeof(rb->scratch) / sizeof(rb->scratch[0])) {
+			int rc = copy_rest(c, h, rb, pos, end);
+			if (rc < 0)
+				return rc;
+			break;
+		}
+		af_extent e;
+		if (af_view_extent(h->view, pos, &e) != AF_OK || e.len == 0) {
+			af_error err;
+			af_error_set(&err, AF_E_RANGE, pos,
+				     "no extent at byte %llu", (unsigned long long)pos);
+			return read_fail(c, h, &err);
+		}
+		uint64_t n = e.len < end - pos ? e.len : end - pos;
+		if (e.kind == AF_EXTENT_MEMORY) {
+			struct fuse_buf *b = piece(rb);
+			b->mem = (void *)e.mem;
+			b->size = (size_t)n;
+		} else if (e.kind == AF_EXTENT_SOURCE && h->src->fd >= 0) {
+			struct fuse_buf *b = piece(rb);
+			b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+			b->fd = h->src->fd;
+			b->pos = (off_t)(h->src->fd_base + e.src_off);
+			b->size = (size_t)n;
+			touches_fd = true;
+		} else {
+			int rc = copy_rest(c, h, rb, pos, pos + n);
+			if (rc < 0)
+				return rc;
+		}
+		pos += n;
+	}
+	/* spliced bytes are not checked by the codec: make sure they are there */
+	return touches_fd ? check_unchanged(c, h) : 0;
+}
+
+static int read_raw(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+		    uint64_t end, struct afd_rbuf *rb)
+{
+	size_t n = (size_t)(end - off);
+	if (h->src->fd >= 0) {
+		struct fuse_buf *b = piece(rb);
+		b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		b->fd = h->src->fd;
+		b->pos = (off_t)(h->src->fd_base + off);
+		b->size = n;
+		return check_unchanged(c, h);
+	}
+	void *p = scratch(rb, n);
+	if (!p)
+		return -ENOMEM;
+	af_error err;
+	af_error_clear(&err);
+	if (af_source_read_exact(h->src, p, n, off, &err) != AF_OK)
+		return read_fail(c, h, &err);
+	struct fuse_buf *b = piece(rb);
+	b->mem = p;
+	b->size = n;
+	return 0;
+}
+
+int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
+		    off_t off, struct afd_rbuf *rb)
+{
+	memset(rb, 0, sizeof(*rb));
+	rb->bv = calloc(1, sizeof(struct fuse_bufvec) +
+			     AFD_READ_MAX_PIECES * sizeof(struct fuse_buf));
+	if (!rb->bv)
+		return -ENOMEM;
+	if (off < 0)
+		return -EINVAL;
+	uint64_t o = (uint64_t)off, total;
+	switch (h->kind) {
+	case H_PLAIN: {
+		/* as-is: the kernel clips at the size it knows; a short read
+		 * of a file that shrank is just an earlier end */
+		struct fuse_buf *b = piece(rb);
+		b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		b->fd = h->fd;
+		b->pos = off;
+		b->size = size;
+		return 0;
+	}
+	case H_TEXT:
+		if (o < h->tlen) {
+			struct fuse_buf *b = piece(rb);
+			b->mem = h->text + o;
+			b->size = size < h->tlen - o ? size : h->tlen - o;
+		}
+		return 0;
+	case H_RAW:
+		total = h->src->size;
+		break;
+	case H_VIEW:
+		total = af_view_size(h->view);
+		break;
+	default:
+		return -EIO;
+	}
+	if (o >= total)
+		return 0;
+	uint64_t end = size < total - o ? o + size : total;
+	return h->kind == H_RAW ? read_raw(c, h, o, end, rb) :
+				  read_view(c, h, o, end, rb);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * Open files: what open() builds (a view, a text, or a raw source) and how
+ * read() turns a byte range of it into a fuse_bufvec: source bytes as fd
+ * buffers (libfuse splices them, no copy), headers as memory, decoded
+ * bytes through af_view_read.
+ *
+ * A handle holds the fd of the version it opened, so a renamed-over source
+ * keeps serving the old inode; a shrunk or rewritten one gives -EIO.
+ */
+#ifndef ARRAYFS_DAEMON_HANDLE_H
+#define ARRAYFS_DAEMON_HANDLE_H
+
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 312
+#endif
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct afd_ctx;
+struct afd_node;
+struct afd_handle;
+
+/** A read's reply: the bufvec and the scratch it points into. */
+struct afd_rbuf {
+	struct fuse_bufvec *bv;
+	void *scratch[8];
+	size_t nscratch;
+};
+
+/**
+ * Open node @p n with open(2) @p flags. *keep_cache tells whether the page
+ * cache may be kept (the source has not changed since it was last served).
+ * Returns 0 or -errno (-EROFS for any write access).
+ */
+int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
+		    struct afd_handle **out, bool *keep_cache);
+/**
+ * Prepare the bytes [off, off + size) (clipped at the end) in @p rb.
+ * Returns 0 or -errno (after one log line).
+ */
+int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
+		    off_t off, struct afd_rbuf *rb);
+void afd_rbuf_free(struct afd_rbuf *rb);
+void afd_handle_close(struct afd_handle *h);
+
+#endif /* ARRAYFS_DAEMON_HANDLE_H */

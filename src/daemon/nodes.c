@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/* The node table: nodeid <-> identity, lookup counts, and the path index. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 312
+#endif
+#include <fuse_lowlevel.h>
+
+#include "hash.h"
+#include "nodes.h"
+
+#define AFD_NODES_MIN_BUCKETS 1024u
+
+uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e)
+{
+	uint64_t h = afd_hash_str(AFD_FNV_SEED, path);
+	h = afd_hash_str(h, member);
+	unsigned char eb = (unsigned char)e;
+	h = afd_hash_mix(afd_hash_bytes(h, &eb, 1));
+	return h <= FUSE_ROOT_ID ? h + 2 : h;
+}
+
+static uint64_t key_of(enum afd_nkind k, enum afd_entry e, const char *path,
+		       const char *member)
+{
+	unsigned char kb[2] = { (unsigned char)k, (unsigned char)e };
+	uint64_t h = afd_hash_bytes(AFD_FNV_SEED, kb, 2);
+	h = afd_hash_str(h, path);
+	return afd_hash_mix(afd_hash_str(h, member));
+}
+
+static uint64_t path_key(const char *path)
+{
+	return afd_hash_mix(afd_hash_str(AFD_FNV_SEED, path));
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static void node_free(struct afd_node *n)
+{
+	free(n->path);
+	free(n->member);
+	free(n->name);
+	free(n);
+}
+
+static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
+				 const char *path, const char *member,
+				 uint64_t parent, const char *name)
+{
+	struct afd_node *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->kind = kind;
+	n->entry = e;
+	n->wd = -1;
+	n->parent = parent;
+	n->path = strdup(path);
+	n->member = member ? strdup(member) : NULL;
+	n->name = strdup(name ? name : "");
+	if (!n->path || (member && !n->member) || !n->name) {
+		node_free(n);
+		return NULL;
+	}
+	n->key = key_of(kind, e, path, member);
+	n->ino = afd_ino_of(path, member, e);
+	return n;
+}
+
+static void link_node(struct afd_nodes *t, struct afd_node *n)
+{
+	size_t mask = t->nbuckets - 1;
+	size_t b = n->key & mask;
+	n->id_next = t->id_tab[b];
+	t->id_tab[b] = n;
+	b = path_key(n->path) & mask;
+	n->src_next = t->src_tab[b];
+	t->src_tab[b] = n;
+	t->count++;
+}
+
+static void unlink_node(struct afd_nodes *t, struct afd_node *n)
+{
+	size_t mask = t->nbuckets - 1;
+	struct afd_node **pp = &t->id_tab[n->key & mask];
+	while (*pp && *pp != n)
+		pp = &(*pp)->id_next;
+	if (*pp)
+		*pp = n->id_next;
+	pp = &t->src_tab[path_key(n->path) & mask];
+	while (*pp && *pp != n)
+		pp = &(*pp)->src_next;
+	if (*pp)
+		*pp = n->src_next;
+	t->count--;
+}
+
+/* Double the buckets when the load passes 1; a failed resize is harmless. */
+static void maybe_grow(struct afd_nodes *t)
+{
+	if (t->count < t->nbuckets)
+		return;
+	size_t nb = t->nbuckets * 2;
+	struct afd_node **id = calloc(nb, sizeof(*id));
+	struct afd_node **src = calloc(nb, sizeof(*src));
+	if (!id || !src) {
+		free(id);
+		free(src);
+		return;
+	}
+	struct afd_node **old = t->id_tab;
+	size_t ob = t->nbuckets;
+	free(t->src_tab);
+	t->id_tab = id;
+	t->src_tab = src;
+	t->nbuckets = nb;
+	t->count = 0;
+	for (size_t i = 0; i < ob; i++) {
+		struct afd_node *n = old[i];
+		while (n) {
+			struct afd_node *next = n->id_next;
+			link_node(t, n);
+			n = next;
+		}
+	}
+	free(old);
+}
+
+int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
+		   const char *root_path, const char *root_member)
+{
+	memset(t, 0, sizeof(*t));
+	t->nbuckets = AFD_NODES_MIN_BUCKETS;
+	t->id_tab = calloc(t->nbuckets, sizeof(*t->id_tab));
+	t->src_tab = calloc(t->nbuckets, sizeof(*t->src_tab));
+	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, "");
+	if (!t->id_tab || !t->src_tab || !t->root) {
+		free(t->id_tab);
+		free(t->src_tab);
+		if (t->root)
+			node_free(t->root);
+		return -ENOMEM;
+	}
+	t->root->nlookup = 1;
+	link_node(t, t->root);
+	pthread_mutex_init(&t->lock, NULL);
+	return 0;
+}
+
+void afd_nodes_destroy(struct afd_nodes *t)
+{
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct afd_node *n = t->id_tab[i];
+		while (n) {
+			struct afd_node *next = n->id_next;
+			node_free(n);
+			n = next;
+		}
+	}
+	free(t->id_tab);
+	free(t->src_tab);
+	pthread_mutex_destroy(&t->lock);
+	memset(t, 0, sizeof(*t));
+}
+
+struct afd_node *afd_nodes_from_id(struct afd_nodes *t, uint64_t nodeid)
+{
+	if (nodeid == FUSE_ROOT_ID)
+		return t->root;
+	return (struct afd_node *)(uintptr_t)nodeid;
+}
+
+uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n)
+{
+	return n == t->root ? FUSE_ROOT_ID : (uint64_t)(uintptr_t)n;
+}
+
+struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
+			       enum afd_entry e, const char *path,
+			       const char *member, uint64_t parent,
+			       const char *name, int *created)
+{
+	uint64_t key = key_of(kind, e, path, member);
+	*created = 0;
+	pthread_mutex_lock(&t->lock);
+	struct afd_node *n = t->id_tab[key & (t->nbuckets - 1)];
+	for (; n; n = n->id_next) {
+		if (n->key == key && n->kind == kind && n->entry == e &&
+		    str_eq(n->path, path) && str_eq(n->member, member))
+			break;
+	}
+	if (n) {
+		n->nlookup++;
+		pthread_mutex_unlock(&t->lock);
+		return n;
+	}
+	pthread_mutex_unlock(&t->lock);
+
+	/* allocate outside the lock; recheck before linking */
+	struct afd_node *fresh = node_new(kind, e, path, member, parent, name);
+	if (!fresh)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	for (n = t->id_tab[key & (t->nbuckets - 1)]; n; n = n->id_next) {
+		if (n->key == key && n->kind == kind && n->entry == e &&
+		    str_eq(n->path, path) && str_eq(n->member, member))
+			break;
+	}
+	if (n) {
+		n->nlookup++;
+		pthread_mutex_unlock(&t->lock);
+		node_free(fresh);
+		return n;
+	}
+	fresh->nlookup = 1;
+	link_node(t, fresh);
+	maybe_grow(t);
+	pthread_mutex_unlock(&t->lock);
+	*created = 1;
+	return fresh;
+}
+
+int afd_nodes_forget(struct afd_nodes *t, struct afd_node *node, uint64_t n)
+{
+	int wd = -1;
+	pthread_mutex_lock(&t->lock);
+	node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
+	if (node->nlookup == 0 && node != t->root) {
+		unlink_node(t, node);
+		wd = node->wd;
+		node_free(node);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return wd;
+}
+
+static int push(struct afd_inval **v, size_t *n, size_t *cap, uint64_t nodeid,
+		uint64_t parent, const char *name)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct afd_inval *nv = realloc(*v, nc * sizeof(**v));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	char *copy = NULL;
+	if (parent) {
+		copy = strdup(name);
+		if (!copy)
+			return -ENOMEM;
+	}
+	(*v)[*n] = (struct afd_inval){ nodeid, parent, copy };
+	(*n)++;
+	return 0;
+}
+
+static int push_node(struct afd_nodes *t, struct afd_inval **v, size_t *n,
+		     size_t *cap, struct afd_node *node)
+{
+	return push(v, n, cap, afd_nodes_id(t, node), node->parent, node->name);
+}
+
+long afd_nodes_collect(struct afd_nodes *t, const char *path,
+		       struct afd_inval **out)
+{
+	struct afd_inval *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	pthread_mutex_lock(&t->lock);
+	if (!path) {
+		for (size_t i = 0; i < t->nbuckets && rc == 0; i++)
+			for (struct afd_node *x = t->id_tab[i]; x && rc == 0;
+			     x = x->id_next)
+				rc = push_node(t, &v, &n, &cap, x);
+		goto done;
+	}
+	size_t mask = t->nbuckets - 1;
+	for (struct afd_node *x = t->src_tab[path_key(path) & mask];
+	     x && rc == 0; x = x->src_next)
+		if (strcmp(x->path, path) == 0)
+			rc = push_node(t, &v, &n, &cap, x);
+
+	/* the folder holding it: drop its (maybe negative) entry */
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+	const char *base = slash ? slash + 1 : path;
+	if (!dir) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	for (struct afd_node *x = t->src_tab[path_key(dir) & mask];
+	     x && rc == 0; x = x->src_next)
+		if (x->kind == NK_DIR && strcmp(x->path, dir) == 0 &&
+		    strcmp(path, ".") != 0)
+			rc = push(&v, &n, &cap, 0, afd_nodes_id(t, x), base);
+	free(dir);
+done:
+	pthread_mutex_unlock(&t->lock);
+	if (rc < 0) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i].name);
+		free(v);
+		return rc;
+	}
+	*out = v;
+	return (long)n;
+}

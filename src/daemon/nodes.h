@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * The node table: every inode the kernel knows, keyed by identity.
+ *
+ * Invariants:
+ *  - A node's identity (kind, entry, path, member) and its parent/name are
+ *    immutable; only nlookup and served_gen change (nlookup under the
+ *    table lock, served_gen atomically).
+ *  - One node per identity: a second lookup of the same thing returns the
+ *    same node, so its nodeid (the node's address) is stable while the
+ *    kernel holds it. The root is never freed.
+ *  - st_ino is a hash of (path, member, entry) only, not of the kind, so
+ *    it survives forget/lookup and a plain file turning into an array dir
+ *    keeps its inode number; the kind is in the table key, so such a change
+ *    gets a fresh nodeid (the kernel never sees an inode change type).
+ *  - Lookups are hash-table hits, never scans; a second index by source
+ *    path lets the notifier find every node built from one source file.
+ */
+#ifndef ARRAYFS_DAEMON_NODES_H
+#define ARRAYFS_DAEMON_NODES_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum afd_nkind {
+	NK_DIR = 1,   /* a mirrored source folder */
+	NK_FILE,      /* a source file served as-is (also fifos etc.) */
+	NK_LINK,      /* a source symlink */
+	NK_ARRAY,     /* X.npy / X.ra, or an npz member K.npy (member set) */
+	NK_NPZDIR,    /* an npz root (member "") or sub-folder ("a/b/") */
+	NK_MEMBER,    /* a non-array npz member, served uncompressed */
+	NK_ENTRY,     /* one file of an array directory */
+};
+
+enum afd_entry {
+	AE_NONE = 0,
+	AE_DATA,
+	AE_SHAPE,
+	AE_DTYPE,
+	AE_HEADER,
+	AE_NPY,
+	AE_RA,
+	AE_COUNT,
+};
+
+struct afd_node {
+	uint64_t ino;
+	uint64_t key;
+	uint64_t nlookup;
+	uint64_t parent;       /* parent nodeid, 0 for the root */
+	uint64_t served_gen;   /* source version last opened (keep_cache) */
+	enum afd_nkind kind;
+	enum afd_entry entry;
+	int wd;                /* inotify watch of an NK_DIR, or -1 */
+	char *path;            /* source-relative path ("." = the root folder) */
+	char *member;          /* npz member name or folder prefix, else NULL */
+	char *name;            /* the name in the parent */
+	struct afd_node *id_next, *src_next;
+};
+
+struct afd_nodes {
+	pthread_mutex_t lock;
+	struct afd_node *root;
+	struct afd_node **id_tab, **src_tab;
+	size_t nbuckets, count;
+};
+
+/** Stable st_ino for an identity (never 0 or 1). */
+uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e);
+
+/** Set up the table with its root node. Returns 0 or -ENOMEM. */
+int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
+		   const char *root_path, const char *root_member);
+/** Free every node. */
+void afd_nodes_destroy(struct afd_nodes *t);
+
+/** The node for a nodeid the kernel sent (FUSE_ROOT_ID = the root). */
+struct afd_node *afd_nodes_from_id(struct afd_nodes *t, uint64_t nodeid);
+/** The nodeid to give the kernel for @p n. */
+uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n);
+
+/**
+ * Find or create the node for an identity and count one lookup.
+ * Returns NULL on ENOMEM. *created tells whether it is new.
+ */
+struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
+			       enum afd_entry e, const char *path,
+			       const char *member, uint64_t parent,
+			       const char *name, int *created);
+
+/**
+ * Drop @p n lookups; a node reaching 0 is unlinked and freed.
+ * Returns the freed node's inotify wd (>= 0) so the caller can drop the
+ * watch, or -1.
+ */
+int afd_nodes_forget(struct afd_nodes *t, struct afd_node *node, uint64_t n);
+
+/** One notification target collected under the lock. */
+struct afd_inval {
+	uint64_t nodeid;       /* invalidate this inode (0: none) */
+	uint64_t parent;       /* invalidate entry (parent, name) (0: none) */
+	char *name;            /* malloc'd */
+};
+
+/**
+ * Collect what must be invalidated when source path @p path changed: every
+ * node built from it, and the entry @p path in its folder's node.
+ * With @p path NULL: every node. *out is malloc'd (free items and array).
+ * Returns the count, or -ENOMEM.
+ */
+long afd_nodes_collect(struct afd_nodes *t, const char *path,
+		       struct afd_inval **out);
+
+#endif /* ARRAYFS_DAEMON_NODES_H */

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/* inotify on source folders plus the thread that sends kernel invalidations. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 312
+#endif
+#include <fuse_lowlevel.h>
+
+#include "ctx.h"
+#include "notify.h"
+
+#define AFD_WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | \
+			IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | \
+			IN_MOVE_SELF | IN_ONLYDIR)
+/* A queue this long means the kernel is flooding us: collapse to "all". */
+#define AFD_NOTIFY_QUEUE_MAX 65536u
+
+int afd_notify_init(struct afd_notify *n)
+{
+	memset(n, 0, sizeof(*n));
+	pthread_mutex_init(&n->lock, NULL);
+	/* without inotify the daemon still works: changes then show after
+	 * the attribute timeout or when a handler notices them */
+	n->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (n->efd < 0) {
+		if (n->ifd >= 0)
+			close(n->ifd);
+		pthread_mutex_destroy(&n->lock);
+		return -errno;
+	}
+	return 0;
+}
+
+void afd_notify_destroy(struct afd_notify *n)
+{
+	while (n->head) {
+		struct afd_nqitem *it = n->head;
+		n->head = it->next;
+		free(it->path);
+		free(it);
+	}
+	for (size_t i = 0; i < n->nwds; i++)
+		free(n->wds[i].path);
+	free(n->wds);
+	free(n->single_name);
+	if (n->ifd >= 0)
+		close(n->ifd);
+	if (n->efd >= 0)
+		close(n->efd);
+	pthread_mutex_destroy(&n->lock);
+}
+
+static void wake(struct afd_notify *n)
+{
+	uint64_t one = 1;
+	ssize_t r = write(n->efd, &one, sizeof(one));
+	(void)r;
+}
+
+void afd_notify_path(struct afd_ctx *c, const char *path, bool drop)
+{
+	struct afd_notify *n = &c->notify;
+	struct afd_nqitem *it = malloc(sizeof(*it));
+	char *p = path ? strdup(path) : NULL;
+	if (!it || (path && !p)) {
+		free(it);
+		free(p);
+		return;
+	}
+	it->path = p;
+	it->drop = drop;
+	it->next = NULL;
+	pthread_mutex_lock(&n->lock);
+	if (!n->running || n->queued >= AFD_NOTIFY_QUEUE_MAX) {
+		pthread_mutex_unlock(&n->lock);
+		free(p);
+		free(it);
+		return;
+	}
+	if (n->tail)
+		n->tail->next = it;
+	else
+		n->head = it;
+	n->tail = it;
+	n->queued++;
+	pthread_mutex_unlock(&n->lock);
+	wake(n);
+}
+
+int afd_notify_watch(struct afd_ctx *c, const char *path)
+{
+	struct afd_notify *n = &c->notify;
+	if (n->ifd < 0)
+		return -1;
+	char abs[PATH_MAX];
+	int len = strcmp(path, ".") == 0 ?
+		  snprintf(abs, sizeof(abs), "%s", c->root_dir) :
+		  snprintf(abs, sizeof(abs), "%s/%s", c->root_dir, path);
+	if (len < 0 || (size_t)len >= sizeof(abs))
+		return -1;
+	int wd = inotify_add_watch(n->ifd, abs, AFD_WATCH_MASK);
+	if (wd < 0) {
+		afd_log(&c->log, AFD_LOG_DEBUG, "cannot watch %s: %s", abs,
+			strerror(errno));
+		return -1;
+	}
+	char *p = strdup(path);
+	if (!p) {
+		return -1;
+	}
+	pthread_mutex_lock(&n->lock);
+	for (size_t i = 0; i < n->nwds; i++) {
+		if (n->wds[i].wd == wd) {
+			/* the same folder again (a new node): newest path wins */
+			n->wds[i].refs++;
+			free(n->wds[i].path);
+			n->wds[i].path = p;
+			pthread_mutex_unlock(&n->lock);
+			return wd;
+		}
+	}
+	if (n->nwds == n->capwds) {
+		size_t nc = n->capwds ? n->capwds * 2 : 16;
+		struct afd_wdpath *nw = realloc(n->wds, nc * sizeof(*nw));
+		if (!nw) {
+			pthread_mutex_unlock(&n->lock);
+			free(p);
+			inotify_rm_watch(n->ifd, wd);
+			return -1;
+		}
+		n->wds = nw;
+		n->capwds = nc;
+	}
+	n->wds[n->nwds++] = (struct afd_wdpath){ wd, 1, p };
+	pthread_mutex_unlock(&n->lock);
+	return wd;
+}
+
+/* Forget map entry i (lock held). */
+static void wd_remove(struct afd_notify *n, size_t i)
+{
+	free(n->wds[i].path);
+	n->wds[i] = n->wds[--n->nwds];
+}
+
+void afd_notify_unwatch(struct afd_ctx *c, int wd)
+{
+	struct afd_notify *n = &c->notify;
+	if (wd < 0 || n->ifd < 0)
+		return;
+	pthread_mutex_lock(&n->lock);
+	for (size_t i = 0; i < n->nwds; i++) {
+		if (n->wds[i].wd == wd) {
+			if (--n->wds[i].refs == 0) {
+				wd_remove(n, i);
+				inotify_rm_watch(n->ifd, wd);
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* Tell the kernel to forget what it knows about source @p path (NULL: all). */
+static void invalidate(struct afd_ctx *c, const char *path, bool drop)
+{
+	if (drop && path)
+		afd_src_drop(c, path);
+	struct afd_inval *v = NULL;
+	long cnt = afd_nodes_collect(&c->nodes, path, &v);
+	for (long i = 0; i < cnt; i++) {
+		if (v[i].nodeid)
+			fuse_lowlevel_notify_inval_inode(c->se, v[i].nodeid, 0, 0);
+		if (v[i].parent)
+			fuse_lowlevel_notify_inval_entry(c->se, v[i].parent,
+							 v[i].name,
+							 strlen(v[i].name));
+		free(v[i].name);
+	}
+	free(v);
+}
+
+/* Source path of event @p ev, malloc'd, or NULL to ignore it. */
+static char *event_path(struct afd_ctx *c, const struct inotify_event *ev)
+{
+	struct afd_notify *n = &c->notify;
+	char *out = NULL;
+	pthread_mutex_lock(&n->lock);
+	for (size_t i = 0; i < n->nwds; i++) {
+		if (n->wds[i].wd != ev->wd)
+			continue;
+		const char *dir = n->wds[i].path;
+		if (ev->mask & IN_IGNORED) {
+			/* the kernel dropped the watch (folder gone) */
+			wd_remove(n, i);
+			break;
+		}
+		if (!ev->len || !ev->name[0]) {
+			out = strdup(dir);
+		} else if (n->single_name) {
+			if (strcmp(ev->name, n->single_name) == 0)
+				out = strdup(n->single_name);
+		} else if (strcmp(dir, ".") == 0) {
+			out = strdup(ev->name);
+		} else if (asprintf(&out, "%s/%s", dir, ev->name) < 0) {
+			out = NULL;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return out;
+}
+
+static void drain_inotify(struct afd_ctx *c)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	for (;;) {
+		ssize_t len = read(c->notify.ifd, buf, sizeof(buf));
+		if (len <= 0)
+			return;
+		/* one invalidation per path per batch: writers send many events */
+		char *seen[64];
+		size_t nseen = 0;
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ev = (const void *)p;
+			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				invalidate(c, NULL, false);
+				continue;
+			}
+			char *path = event_path(c, ev);
+			if (!path)
+				continue;
+			bool dup = false;
+			for (size_t i = 0; i < nseen && !dup; i++)
+				dup = strcmp(seen[i], path) == 0;
+			if (dup || nseen == 64) {
+				if (!dup)
+					invalidate(c, path, true);
+				free(path);
+				continue;
+			}
+			seen[nseen++] = path;
+		}
+		for (size_t i = 0; i < nseen; i++) {
+			afd_log(&c->log, AFD_LOG_DEBUG, "source changed: %s", seen[i]);
+			invalidate(c, seen[i], true);
+			free(seen[i]);
+		}
+	}
+}
+
+static void drain_queue(struct afd_ctx *c)
+{
+	struct afd_notify *n = &c->notify;
+	pthread_mutex_lock(&n->lock);
+	struct afd_nqitem *it = n->head;
+	bool flood = n->queued >= AFD_NOTIFY_QUEUE_MAX;
+	n->head = n->tail = NULL;
+	n->queued = 0;
+	pthread_mutex_unlock(&n->lock);
+	if (flood)
+		invalidate(c, NULL, false);
+	while (it) {
+		struct afd_nqitem *next = it->next;
+		if (!flood)
+			invalidate(c, it->path, it->drop);
+		free(it->path);
+		free(it);
+		it = next;
+	}
+}
+
+static void *notify_main(void *arg)
+{
+	struct afd_ctx *c = arg;
+	struct afd_notify *n = &c->notify;
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = n->efd, .events = POLLIN },
+					 { .fd = n->ifd, .events = POLLIN } };
+		if (poll(pfd, n->ifd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents) {
+			uint64_t cnt;
+			ssize_t r = read(n->efd, &cnt, sizeof(cnt));
+			(void)r;
+		}
+		pthread_mutex_lock(&n->lock);
+		bool stop = n->stop;
+		pthread_mutex_unlock(&n->lock);
+		if (stop)
+			break;
+		if (n->ifd >= 0 && pfd[1].revents)
+			drain_inotify(c);
+		drain_queue(c);
+	}
+	return NULL;
+}
+
+int afd_notify_start(struct afd_ctx *c)
+{
+	struct afd_notify *n = &c->notify;
+	n->running = true;
+	int rc = pthread_create(&n->thread, NULL, notify_main, c);
+	if (rc != 0) {
+		n->running = false;
+		return -rc;
+	}
+	return 0;
+}
+
+void afd_notify_stop(struct afd_ctx *c)
+{
+	struct afd_notify *n = &c->notify;
+	pthread_mutex_lock(&n->lock);
+	bool was = n->running;
+	n->stop = true;
+	n->running = false;
+	pthread_mutex_unlock(&n->lock);
+	if (!was)
+		return;
+	wake(n);
+	pthread_join(n->thread, NULL);
+}

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * The FUSE low-level handlers, named arrayfs_ll_<op>, and their table.
+ * This is the only file that replies to the kernel. Every failure maps to
+ * an errno here (af_status through af_status_errno, where it is logged).
+ *
+ * Cache lifetimes: entries and attributes live ctx->opts.entry_timeout
+ * seconds (an hour by default). That is safe because a change to a source
+ * is pushed to the kernel (inotify -> notifier thread -> inval_inode /
+ * inval_entry), and it saves one round trip per file on big trees. Negative
+ * entries live neg_timeout (1 s): they are invalidated too, but a brief
+ * life bounds the harm when inotify is not available (NFS sources).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "dirs.h"
+#include "handle.h"
+#include "ops.h"
+#include "tree.h"
+
+static struct afd_ctx *afd_ctx(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct afd_node *node_of(fuse_req_t req, fuse_ino_t ino)
+{
+	return afd_nodes_from_id(&afd_ctx(req)->nodes, ino);
+}
+
+static void arrayfs_ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct afd_ctx *c = userdata;
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	if (conn->capable & FUSE_CAP_SPLICE_MOVE)
+		conn->want |= FUSE_CAP_SPLICE_MOVE;
+	if (conn->capable & FUSE_CAP_ASYNC_READ)
+		conn->want |= FUSE_CAP_ASYNC_READ;
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* listing must not open a file: no readdirplus */
+	conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
+	/* the page cache is dropped explicitly (open, notifier), not on
+	 * every attribute refresh */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+	conn->max_readahead = UINT32_MAX;
+	afd_log(&c->log, AFD_LOG_DEBUG, "init: kernel %u.%u, want 0x%x",
+		conn->proto_major, conn->proto_minor, conn->want);
+}
+
+static void arrayfs_ll_destroy(void *userdata)
+{
+	(void)userdata;
+}
+
+static void fill_entry(struct afd_ctx *c, struct fuse_entry_param *e)
+{
+	e->attr_timeout = c->opts.entry_timeout;
+	e->entry_timeout = c->opts.entry_timeout;
+}
+
+static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
+			      const char *name)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_node *p = node_of(req, parent);
+	struct afd_id id;
+	struct afd_res r;
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	int rc = afd_lookup(c, p, name, &id, &r);
+	if (rc == -ENOENT) {
+		e.ino = 0;
+		e.entry_timeout = c->opts.neg_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	afd_attr(c, &id, &r, &e.attr);
+	afd_res_release(&r);
+	int created;
+	struct afd_node *n = afd_nodes_get(&c->nodes, id.kind, id.entry, id.path,
+					   id.member,
+					   afd_nodes_id(&c->nodes, p), name,
+					   &created);
+	afd_id_free(&id);
+	if (!n) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (created && n->kind == NK_DIR)
+		__atomic_store_n(&n->wd, afd_notify_watch(c, n->path),
+				 __ATOMIC_RELEASE);
+	e.ino = afd_nodes_id(&c->nodes, n);
+	fill_entry(c, &e);
+	if (fuse_reply_entry(req, &e) == -ENOENT) {
+		/* the request was interrupted: the kernel never got it */
+		int wd = afd_nodes_forget(&c->nodes, n, 1);
+		afd_notify_unwatch(c, wd);
+	}
+}
+
+static void forget_one(struct afd_ctx *c, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct afd_node *n = afd_nodes_from_id(&c->nodes, ino);
+	int wd = afd_nodes_forget(&c->nodes, n, nlookup);
+	afd_notify_unwatch(c, wd);
+}
+
+static void arrayfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	forget_one(afd_ctx(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void arrayfs_ll_forget_multi(fuse_req_t req, size_t count,
+				    struct fuse_forget_data *forgets)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	for (size_t i = 0; i < count; i++)
+		forget_one(c, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
+			       struct fuse_file_info *fi)
+{
+	(void)fi;
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_node *n = node_of(req, ino);
+	struct afd_id id = afd_id_of(n);
+	struct afd_res r;
+	int rc = afd_resolve(c, &id, NULL, &r);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	struct stat st;
+	afd_attr(c, &id, &r, &st);
+	afd_res_release(&r);
+	fuse_reply_attr(req, &st, c->opts.entry_timeout);
+}
+
+static void arrayfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_node *n = node_of(req, ino);
+	if (n->kind != NK_LINK) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	char buf[PATH_MAX + 1];
+	ssize_t len = readlinkat(c->root_fd, n->path, buf, sizeof(buf));
+	if (len < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	if ((size_t)len >= sizeof(buf)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[len] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+static void arrayfs_ll_opendir(fuse_req_t req, fuse_ino_t ino,
+			       struct fuse_file_info *fi)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_dirh *d;
+	int rc = afd_dir_open(c, node_of(req, ino), &d);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		afd_dir_close(d);
+}
+
+static void arrayfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			       off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_dirh *d = (struct afd_dirh *)(uintptr_t)fi->fh;
+	char *buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ssize_t used = afd_dir_fill(c, req, d, buf, size, off);
+	if (used < 0)
+		fuse_reply_err(req, (int)-used);
+	else
+		fuse_reply_buf(req, buf, (size_t)used);
+	free(buf);
+}
+
+static void arrayfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino,
+				  struct fuse_file_info *fi)
+{
+	(void)ino;
+	afd_dir_close((struct afd_dirh *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void arrayfs_ll_open(fuse_req_t req, fuse_ino_t ino,
+			    struct fuse_file_info *fi)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_handle *h;
+	bool keep = false;
+	int rc = afd_handle_open(c, node_of(req, ino), fi->flags, &h, &keep);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)h;
+	fi->keep_cache = keep;
+	fi->direct_io = 0;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		afd_handle_close(h);
+}
+
+static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
+			    off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_handle *h = (struct afd_handle *)(uintptr_t)fi->fh;
+	struct afd_rbuf rb;
+	int rc = afd_handle_read(c, h, size, off, &rb);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else if (rb.bv->count == 0)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_data(req, rb.bv, FUSE_BUF_SPLICE_MOVE);
+	afd_rbuf_free(&rb);
+}
+
+static void arrayfs_ll_release(fuse_req_t req, fuse_ino_t ino,
+			       struct fuse_file_info *fi)
+{
+	(void)ino;
+	afd_handle_close((struct afd_handle *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void arrayfs_ll_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	(void)ino;
+	struct statvfs sv;
+	if (fstatvfs(afd_ctx(req)->root_fd, &sv) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	sv.f_flag |= ST_RDONLY;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* The xattrs of an array folder and its data file, as one NUL-separated list. */
+static const char afd_xattr_names[] =
+	"user.array.shape\0user.array.dtype\0user.array.order\0user.array.offset";
+
+static bool has_xattrs(const struct afd_node *n)
+{
+	return n->kind == NK_ARRAY || (n->kind == NK_ENTRY && n->entry == AE_DATA);
+}
+
+/* The value of @p name for array @p ai, malloc'd, or NULL (-ENODATA). */
+static char *xattr_value(const struct afd_arrinfo *ai, const char *name)
+{
+	char *out = NULL;
+	if (strcmp(name, "user.array.dtype") == 0)
+		return strdup(ai->a.descr ? ai->a.descr : "");
+	if (strcmp(name, "user.array.order") == 0)
+		return strdup(ai->a.fortran_order ? "F" : "C");
+	if (strcmp(name, "user.array.offset") == 0)
+		return asprintf(&out, "%" PRIu64, ai->offset) < 0 ? NULL : out;
+	if (strcmp(name, "user.array.shape") != 0)
+		return NULL;
+	size_t cap = 21 * (ai->a.ndim + 1) + 1, len = 0;
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (unsigned i = 0; i < ai->a.ndim; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%s%" PRIu64,
+					i ? " " : "", ai->a.shape[i]);
+	return out;
+}
+
+static void reply_xattr(fuse_req_t req, const char *val, size_t len,
+			size_t size)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, val, len);
+}
+
+static void arrayfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino,
+				const char *name, size_t size)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_node *n = node_of(req, ino);
+	if (!has_xattrs(n)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	struct afd_id id = afd_id_of(n);
+	struct afd_res r;
+	int rc = afd_resolve(c, &id, NULL, &r);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	bool known = false;
+	for (const char *p = afd_xattr_names; *p; p += strlen(p) + 1)
+		known |= strcmp(p, name) == 0;
+	char *val = known ? xattr_value(r.ai, name) : NULL;
+	afd_res_release(&r);
+	if (!val) {
+		fuse_reply_err(req, known ? ENOMEM : ENODATA);
+		return;
+	}
+	reply_xattr(req, val, strlen(val), size);
+	free(val);
+}
+
+static void arrayfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct afd_node *n = node_of(req, ino);
+	if (!has_xattrs(n)) {
+		reply_xattr(req, "", 0, size);
+		return;
+	}
+	reply_xattr(req, afd_xattr_names, sizeof(afd_xattr_names), size);
+}
+
+/* Every call that would change the tree: the mount is read-only. */
+static void arrayfs_ll_setattr(fuse_req_t req, fuse_ino_t ino,
+			       struct stat *attr, int to_set,
+			       struct fuse_file_info *fi)
+{
+	(void)ino; (void)attr; (void)to_set; (void)fi;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_mknod(fuse_req_t req, fuse_ino_t parent,
+			     const char *name, mode_t mode, dev_t rdev)
+{
+	(void)parent; (void)name; (void)mode; (void)rdev;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_mkdir(fuse_req_t req, fuse_ino_t parent,
+			     const char *name, mode_t mode)
+{
+	(void)parent; (void)name; (void)mode;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_unlink(fuse_req_t req, fuse_ino_t parent,
+			      const char *name)
+{
+	(void)parent; (void)name;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_symlink(fuse_req_t req, const char *link,
+			       fuse_ino_t parent, const char *name)
+{
+	(void)link; (void)parent; (void)name;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_rename(fuse_req_t req, fuse_ino_t parent,
+			      const char *name, fuse_ino_t newparent,
+			      const char *newname, unsigned int flags)
+{
+	(void)parent; (void)name; (void)newparent; (void)newname; (void)flags;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_link(fuse_req_t req, fuse_ino_t ino,
+			    fuse_ino_t newparent, const char *newname)
+{
+	(void)ino; (void)newparent; (void)newname;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+			     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino; (void)buf; (void)size; (void)off; (void)fi;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_create(fuse_req_t req, fuse_ino_t parent,
+			      const char *name, mode_t mode,
+			      struct fuse_file_info *fi)
+{
+	(void)parent; (void)name; (void)mode; (void)fi;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_setxattr(fuse_req_t req, fuse_ino_t ino,
+				const char *name, const char *value,
+				size_t size, int flags)
+{
+	(void)ino; (void)name; (void)value; (void)size; (void)flags;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_removexattr(fuse_req_t req, fuse_ino_t ino,
+				   const char *name)
+{
+	(void)ino; (void)name;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+				 off_t offset, off_t length,
+				 struct fuse_file_info *fi)
+{
+	(void)ino; (void)mode; (void)offset; (void)length; (void)fi;
+	fuse_reply_err(req, EROFS);
+}
+
+static void arrayfs_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
+				       off_t off_in,
+				       struct fuse_file_info *fi_in,
+				       fuse_ino_t ino_out, off_t off_out,
+				       struct fuse_file_info *fi_out,
+				       size_t len, int flags)
+{
+	(void)ino_in; (void)off_in; (void)fi_in; (void)ino_out;
+	(void)off_out; (void)fi_out; (void)len; (void)flags;
+	fuse_reply_err(req, EROFS);
+}
+
+const struct fuse_lowlevel_ops afd_ops = {
+	.init = arrayfs_ll_init,
+	.destroy = arrayfs_ll_destroy,
+	.lookup = arrayfs_ll_lookup,
+	.forget = arrayfs_ll_forget,
+	.forget_multi = arrayfs_ll_forget_multi,
+	.getattr = arrayfs_ll_getattr,
+	.readlink = arrayfs_ll_readlink,
+	.opendir = arrayfs_ll_opendir,
+	.readdir = arrayfs_ll_readdir,
+	.releasedir = arrayfs_ll_releasedir,
+	.open = arrayfs_ll_open,
+	.read = arrayfs_ll_read,
+	.release = arrayfs_ll_release,
+	.statfs = arrayfs_ll_statfs,
+	.getxattr = arrayfs_ll_getxattr,
+	.listxattr = arrayfs_ll_listxattr,
+	.setattr = arrayfs_ll_setattr,
+	.mknod = arrayfs_ll_mknod,
+	.mkdir = arrayfs_ll_mkdir,
+	.unlink = arrayfs_ll_unlink,
+	.rmdir = arrayfs_ll_unlink,
+	.symlink = arrayfs_ll_symlink,
+	.rename = arrayfs_ll_rename,
+	.link = arrayfs_ll_link,
+	.write = arrayfs_ll_write,
+	.create = arrayfs_ll_create,
+	.setxattr = arrayfs_ll_setxattr,
+	.removexattr = arrayfs_ll_removexattr,
+	.fallocate = arrayfs_ll_fallocate,
+	.copy_file_range = arrayfs_ll_copy_file_range,
+};

@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/* The source cache: parsed .npy/.ra/.npz state per file version, bounded LRU. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "hash.h"
+#include "srcfile.h"
+
+#define AFD_SRC_BUCKETS 8192u
+
+void afd_ident_of(struct afd_ident *id, const struct stat *st)
+{
+	memset(id, 0, sizeof(*id));
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->size = st->st_size;
+	id->mtim = st->st_mtim;
+	id->ctim = st->st_ctim;
+}
+
+bool afd_ident_eq(const struct afd_ident *a, const struct afd_ident *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtim.tv_sec == b->mtim.tv_sec &&
+	       a->mtim.tv_nsec == b->mtim.tv_nsec &&
+	       a->ctim.tv_sec == b->ctim.tv_sec &&
+	       a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
+
+uint64_t afd_ident_key(const char *path, const struct afd_ident *id)
+{
+	uint64_t v[7] = { (uint64_t)id->dev, (uint64_t)id->ino,
+			  (uint64_t)id->size, (uint64_t)id->mtim.tv_sec,
+			  (uint64_t)id->mtim.tv_nsec, (uint64_t)id->ctim.tv_sec,
+			  (uint64_t)id->ctim.tv_nsec };
+	uint64_t h = afd_hash_str(AFD_FNV_SEED, path);
+	h = afd_hash_mix(afd_hash_bytes(h, v, sizeof(v)));
+	return h ? h : 1;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+bool afd_is_array_name(const char *name)
+{
+	return ends_with(name, ".npy") || ends_with(name, ".ra") ||
+	       ends_with(name, ".npz");
+}
+
+static size_t bucket_of(const char *path)
+{
+	return afd_hash_mix(afd_hash_str(AFD_FNV_SEED, path)) &
+	       (AFD_SRC_BUCKETS - 1);
+}
+
+int afd_srcs_init(struct afd_srcs *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->nbuckets = AFD_SRC_BUCKETS;
+	s->tab = calloc(s->nbuckets, sizeof(*s->tab));
+	if (!s->tab)
+		return -ENOMEM;
+	s->lru.lru_next = s->lru.lru_prev = &s->lru;
+	pthread_mutex_init(&s->lock, NULL);
+	return 0;
+}
+
+static void arrinfo_free(struct afd_arrinfo *ai)
+{
+	af_array_free(&ai->a);
+}
+
+static void src_free(struct afd_src *sf)
+{
+	if (sf->kind == SK_ARRAY)
+		arrinfo_free(&sf->arr);
+	if (sf->minfo) {
+		size_t n = af_zip_count(sf->zip);
+		for (size_t i = 0; i < n; i++) {
+			struct afd_minfo *mi = sf->minfo[i];
+			if (!mi)
+				continue;
+			if (mi->m)
+				af_member_close(mi->m);
+			arrinfo_free(&mi->arr);
+			free(mi);
+		}
+		free(sf->minfo);
+	}
+	afd_ztree_free(&sf->tree);
+	if (sf->zip)
+		af_zip_close(sf->zip);
+	if (sf->fd >= 0)
+		close(sf->fd);
+	pthread_mutex_destroy(&sf->mlock);
+	free(sf->path);
+	free(sf);
+}
+
+void afd_src_put(struct afd_src *sf)
+{
+	if (sf && __atomic_sub_fetch(&sf->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		src_free(sf);
+}
+
+static void lru_unlink(struct afd_src *sf)
+{
+	sf->lru_prev->lru_next = sf->lru_next;
+	sf->lru_next->lru_prev = sf->lru_prev;
+}
+
+static void lru_push_front(struct afd_srcs *s, struct afd_src *sf)
+{
+	sf->lru_next = s->lru.lru_next;
+	sf->lru_prev = &s->lru;
+	s->lru.lru_next->lru_prev = sf;
+	s->lru.lru_next = sf;
+}
+
+/* Unlink from the cache (lock held); the caller puts the cache's ref. */
+static void uncache(struct afd_srcs *s, struct afd_src *sf)
+{
+	struct afd_src **pp = &s->tab[bucket_of(sf->path)];
+	while (*pp && *pp != sf)
+		pp = &(*pp)->h_next;
+	if (*pp)
+		*pp = sf->h_next;
+	lru_unlink(sf);
+	sf->cached = false;
+	s->count--;
+	if (sf->kind == SK_NPZ)
+		s->nzip--;
+}
+
+void afd_srcs_destroy(struct afd_srcs *s)
+{
+	while (s->lru.lru_next != &s->lru) {
+		struct afd_src *sf = s->lru.lru_next;
+		uncache(s, sf);
+		afd_src_put(sf);
+	}
+	free(s->tab);
+	pthread_mutex_destroy(&s->lock);
+}
+
+static struct afd_src *find_locked(struct afd_srcs *s, const char *path)
+{
+	for (struct afd_src *sf = s->tab[bucket_of(path)]; sf; sf = sf->h_next)
+		if (strcmp(sf->path, path) == 0)
+			return sf;
+	return NULL;
+}
+
+/* Sizes of the entries of an array dir, from the header alone. */
+static void arrinfo_fill(struct afd_arrinfo *ai, const af_source *src)
+{
+	static const af_view_kind vk[] = { [AE_DATA] = AF_VIEW_DATA,
+					   [AE_NPY] = AF_VIEW_NPY,
+					   [AE_RA] = AF_VIEW_RA };
+	static const enum afd_entry ve[] = { AE_DATA, AE_NPY, AE_RA };
+	bool object = ai->a.dtype.has_object || ai->a.dtype.kind == AF_KIND_OBJECT;
+	for (size_t i = 0; i < 3 && !object; i++) {
+		af_view *v = NULL;
+		af_error err;
+		af_error_clear(&err);
+		if (af_view_open(&v, &ai->a, src, vk[ve[i]], &err) == AF_OK) {
+			ai->has[ve[i]] = true;
+			ai->size[ve[i]] = af_view_size(v);
+			af_view_close(v);
+		}
+	}
+	af_status (*tf[])(const af_array *, char **, size_t *) = {
+		[AE_SHAPE] = af_text_shape, [AE_DTYPE] = af_text_dtype,
+		[AE_HEADER] = af_text_header };
+	for (int e = AE_SHAPE; e <= AE_HEADER; e++) {
+		char *t = NULL;
+		size_t len = 0;
+		if (tf[e](&ai->a, &t, &len) == AF_OK) {
+			ai->has[e] = true;
+			ai->size[e] = len;
+		}
+		free(t);
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* Parse version @p st of @p path from @p fd into a new afd_src. */
+static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
+			     const struct stat *st)
+{
+	struct afd_src *sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		return NULL;
+	sf->path = strdup(path);
+	if (!sf->path) {
+		free(sf);
+		return NULL;
+	}
+	sf->refs = 1;
+	sf->fd = -1;
+	sf->st = *st;
+	afd_ident_of(&sf->id, st);
+	sf->key = afd_ident_key(path, &sf->id);
+	pthread_mutex_init(&sf->mlock, NULL);
+
+	af_error err;
+	af_error_clear(&err);
+	const char *name = base_name(path);
+	af_source src;
+	af_source_init_fd(&src, fd, 0, (uint64_t)st->st_size);
+	sf->kind = SK_PLAIN;
+	if (ends_with(name, ".npz")) {
+		/* the archive keeps its own fd: the caller's is closed at release */
+		int zfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (zfd < 0) {
+			af_error_set(&err, AF_E_IO, AF_NO_OFFSET, "%s",
+				     strerror(errno));
+			goto broken;
+		}
+		af_source_init_fd(&sf->zsrc, zfd, 0, (uint64_t)st->st_size);
+		if (af_zip_open(&sf->zip, &sf->zsrc, &err) != AF_OK) {
+			close(zfd);
+			sf->zip = NULL;
+			goto broken;
+		}
+		sf->fd = zfd;
+		size_t n = af_zip_count(sf->zip);
+		if (afd_ztree_build(&sf->tree, sf->zip) < 0 ||
+		    !(sf->minfo = calloc(n ? n : 1, sizeof(*sf->minfo)))) {
+			af_zip_close(sf->zip);
+			sf->zip = NULL;
+			close(zfd);
+			sf->fd = -1;
+			afd_ztree_free(&sf->tree);
+			af_error_set(&err, AF_E_NOMEM, AF_NO_OFFSET, "out of memory");
+			goto broken;
+		}
+		for (size_t i = 0; i < af_zip_warning_count(sf->zip); i++)
+			afd_log(&c->log, AFD_LOG_WARN, "%s: %s", path,
+				af_zip_warning(sf->zip, i));
+		sf->kind = SK_NPZ;
+		return sf;
+	}
+	if (af_array_parse_named(name, &src, &sf->arr.a, &err) != AF_OK)
+		goto broken;
+	if (sf->arr.a.ra_unknown_flags)
+		afd_log(&c->log, AFD_LOG_WARN,
+			"%s: unknown RawArray flag bits 0x%llx ignored", path,
+			(unsigned long long)sf->arr.a.ra_unknown_flags);
+	sf->arr.offset = sf->arr.a.data_offset;
+	arrinfo_fill(&sf->arr, &src);
+	sf->kind = SK_ARRAY;
+	return sf;
+broken:
+	afd_log_broken(&c->log, sf->key, path, &err);
+	return sf;
+}
+
+int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
+		int *fd_out, struct afd_src **out)
+{
+	struct stat st;
+	int fd = -1;
+	*out = NULL;
+	if (!afd_is_array_name(base_name(path)))
+		return -EINVAL;
+	if (fd_out) {
+		fd = openat(c->root_fd, path,
+			    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return errno == ELOOP ? -EINVAL : -errno;
+		if (fstat(fd, &st) < 0) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+	} else if (known) {
+		st = *known;
+	} else if (fstatat(c->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	struct afd_ident id;
+	afd_ident_of(&id, &st);
+
+	struct afd_srcs *s = &c->srcs;
+	pthread_mutex_lock(&s->lock);
+	struct afd_src *sf = find_locked(s, path);
+	if (sf && afd_ident_eq(&sf->id, &id)) {
+		__atomic_add_fetch(&sf->refs, 1, __ATOMIC_RELAXED);
+		lru_unlink(sf);
+		lru_push_front(s, sf);
+		pthread_mutex_unlock(&s->lock);
+		if (fd_out)
+			*fd_out = fd;
+		*out = sf;
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+
+	if (fd < 0) {
+		fd = openat(c->root_fd, path,
+			    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return errno == ELOOP ? -EINVAL : -errno;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return -EAGAIN;
+		}
+	}
+	struct afd_src *fresh = parse(c, path, fd, &st);
+	if (!fresh) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (fd_out)
+		*fd_out = fd;
+	else
+		close(fd);
+
+	bool changed = false;
+	pthread_mutex_lock(&s->lock);
+	sf = find_locked(s, path);
+	if (sf && afd_ident_eq(&sf->id, &fresh->id)) {
+		/* another thread parsed the same version first: use its */
+		__atomic_add_fetch(&sf->refs, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&s->lock);
+		afd_src_put(fresh);
+		*out = sf;
+		return 0;
+	}
+	struct afd_src *old = sf;
+	if (old) {
+		uncache(s, old);
+		changed = true;
+	}
+	fresh->cached = true;
+	fresh->refs++;  /* the cache's reference */
+	size_t b = bucket_of(path);
+	fresh->h_next = s->tab[b];
+	s->tab[b] = fresh;
+	lru_push_front(s, fresh);
+	s->count++;
+	if (fresh->kind == SK_NPZ)
+		s->nzip++;
+	/* evict the least recently used beyond the bounds */
+	struct afd_src *victims = NULL;
+	for (struct afd_src *v = s->lru.lru_prev;
+	     v != &s->lru && (s->count > AFD_SRC_MAX || s->nzip > AFD_SRC_MAX_ZIP);) {
+		struct afd_src *prev = v->lru_prev;
+		if (v != fresh &&
+		    (s->count > AFD_SRC_MAX || v->kind == SK_NPZ)) {
+			uncache(s, v);
+			v->h_next = victims;
+			victims = v;
+		}
+		v = prev;
+	}
+	pthread_mutex_unlock(&s->lock);
+	while (victims) {
+		struct afd_src *next = victims->h_next;
+		afd_src_put(victims);
+		victims = next;
+	}
+	if (old)
+		afd_src_put(old);
+	if (changed)
+		afd_notify_path(c, path, false);
+	*out = fresh;
+	return 0;
+}
+
+void afd_src_drop(struct afd_ctx *c, const char *path)
+{
+	struct afd_srcs *s = &c->srcs;
+	pthread_mutex_lock(&s->lock);
+	struct afd_src *sf = find_locked(s, path);
+	if (sf)
+		uncache(s, sf);
+	pthread_mutex_unlock(&s->lock);
+	afd_src_put(sf);
+}
+
+long afd_src_find(const struct afd_src *sf, const char *member)
+{
+	if (sf->kind != SK_NPZ)
+		return -1;
+	long i = af_zip_find(sf->zip, member);
+	if (i < 0)
+		return -1;
+	const af_zip_entry *e = af_zip_entry_at(sf->zip, (size_t)i);
+	return e && !e->is_dir ? i : -1;
+}
+
+static bool readable_method(const af_zip_entry *e)
+{
+	return (e->method == AF_ZIP_STORED || e->method == AF_ZIP_DEFLATED) &&
+	       !(e->flags & 1u);
+}
+
+/* Parse member @p i's npy header (mlock held). */
+static void member_parse(struct afd_ctx *c, struct afd_src *sf, size_t i,
+			 struct afd_minfo *mi)
+{
+	const af_zip_entry *e = af_zip_entry_at(sf->zip, i);
+	size_t plen = strlen(sf->path);
+	char *where = malloc(plen + strlen(e->name) + 2);
+	af_error err;
+	af_error_clear(&err);
+	if (!readable_method(e)) {
+		mi->state = MS_ABSENT;
+		af_error_set(&err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
+			     "member uses %s (method %u), which is not supported",
+			     (e->flags & 1u) ? "encryption" : "a compression",
+			     (unsigned)e->method);
+		goto log;
+	}
+	mi->state = MS_PLAIN;
+	if (!ends_with(e->name, ".npy"))
+		goto out;
+	af_member *m = NULL;
+	if (af_member_open(&m, sf->zip, i, &err) != AF_OK) {
+		mi->state = MS_ABSENT;
+		goto log;
+	}
+	const af_source *msrc = af_member_source(m);
+	if (af_npy_parse(msrc, &mi->arr.a, &err) != AF_OK) {
+		af_member_close(m);
+		goto log;
+	}
+	mi->arr.offset = mi->arr.a.data_offset;
+	uint64_t base;
+	if (e->method == AF_ZIP_STORED &&
+	    af_zip_data_offset(sf->zip, i, &base, NULL) == AF_OK &&
+	    base + mi->arr.offset >= base)
+		mi->arr.offset += base;
+	arrinfo_fill(&mi->arr, msrc);
+	af_member_close(m);
+	mi->state = MS_ARRAY;
+	goto out;
+log:
+	if (where) {
+		sprintf(where, "%s/%s", sf->path, e->name);
+		afd_log_broken(&c->log, sf->key ^ afd_hash_mix(i + 1), where, &err);
+	}
+out:
+	free(where);
+}
+
+const struct afd_minfo *afd_src_member(struct afd_ctx *c, struct afd_src *sf,
+				       size_t i)
+{
+	if (sf->kind != SK_NPZ || i >= af_zip_count(sf->zip))
+		return NULL;
+	pthread_mutex_lock(&sf->mlock);
+	struct afd_minfo *mi = sf->minfo[i];
+	if (!mi) {
+		mi = calloc(1, sizeof(*mi));
+		if (mi) {
+			member_parse(c, sf, i, mi);
+			sf->minfo[i] = mi;
+		}
+	}
+	pthread_mutex_unlock(&sf->mlock);
+	return mi;
+}
+
+int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
+			const af_source **src)
+{
+	if (!afd_src_member(c, sf, i))
+		return -ENOMEM;
+	int rc = 0;
+	pthread_mutex_lock(&sf->mlock);
+	struct afd_minfo *mi = sf->minfo[i];
+	if (mi->state == MS_ABSENT) {
+		rc = -ENOENT;
+	} else if (!mi->m) {
+		af_error err;
+		af_error_clear(&err);
+		af_status st = af_member_open(&mi->m, sf->zip, i, &err);
+		if (st != AF_OK) {
+			mi->m = NULL;
+			afd_log_broken(&c->log, 0, sf->path, &err);
+			rc = -af_status_errno(st);
+		}
+	}
+	if (rc == 0) {
+		mi->mrefs++;
+		*src = af_member_source(mi->m);
+	}
+	pthread_mutex_unlock(&sf->mlock);
+	return rc;
+}
+
+void afd_src_member_close(struct afd_src *sf, size_t i)
+{
+	pthread_mutex_lock(&sf->mlock);
+	struct afd_minfo *mi = sf->minfo[i];
+	if (mi && mi->mrefs && --mi->mrefs == 0 && mi->m) {
+		af_member_close(mi->m);
+		mi->m = NULL;
+	}
+	pthread_mutex_unlock(&sf->mlock);
+}

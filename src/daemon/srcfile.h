@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * The source cache: for a .npy/.ra/.npz source path, its parsed state,
+ * tied to the version of the file it was parsed from.
+ *
+ * Invariants:
+ *  - An afd_src is immutable once published, except the per-member table
+ *    of an npz (filled lazily under mlock) and refs (atomic).
+ *  - It describes exactly one version of the file: (dev, ino, size, mtime,
+ *    ctime). afd_src_get re-checks that on every call and re-parses when it
+ *    differs, so a changed source is never served from a stale parse.
+ *  - Bounded: at most AFD_SRC_MAX parsed sources and AFD_SRC_MAX_ZIP open
+ *    archives stay cached (LRU); holders (open files) keep theirs alive
+ *    with a reference. Only an npz keeps an fd (its archive), never an
+ *    array or a plain file.
+ *  - Nothing is inflated or read beyond headers here.
+ */
+#ifndef ARRAYFS_DAEMON_SRCFILE_H
+#define ARRAYFS_DAEMON_SRCFILE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "arrayfs/arrayfs.h"
+#include "nodes.h"
+#include "ztree.h"
+
+#define AFD_SRC_MAX 4096u
+#define AFD_SRC_MAX_ZIP 64u
+
+struct afd_ctx;
+
+/** The identity of one version of a source file. */
+struct afd_ident {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim, ctim;
+};
+
+void afd_ident_of(struct afd_ident *id, const struct stat *st);
+bool afd_ident_eq(const struct afd_ident *a, const struct afd_ident *b);
+/** A 64-bit digest of path + version (log-once keys, keep_cache). */
+uint64_t afd_ident_key(const char *path, const struct afd_ident *id);
+
+/** What an array directory needs without touching data. */
+struct afd_arrinfo {
+	af_array a;
+	bool has[AE_COUNT];
+	uint64_t size[AE_COUNT];
+	uint64_t offset;    /* user.array.offset */
+};
+
+enum afd_skind { SK_PLAIN = 1, SK_ARRAY, SK_NPZ };
+enum afd_mstate { MS_ARRAY = 1, MS_PLAIN, MS_ABSENT };
+
+struct afd_minfo {
+	enum afd_mstate state;
+	struct afd_arrinfo arr;
+	af_member *m;       /* shared by open handles, closed at the last */
+	unsigned mrefs;
+};
+
+struct afd_src {
+	unsigned refs;
+	char *path;
+	struct stat st;
+	struct afd_ident id;
+	uint64_t key;       /* afd_ident_key(path, id) */
+	enum afd_skind kind;
+	struct afd_arrinfo arr;          /* SK_ARRAY */
+	int fd;                          /* SK_NPZ: the archive, else -1 */
+	af_source zsrc;
+	af_zip *zip;
+	struct afd_ztree tree;
+	pthread_mutex_t mlock;
+	struct afd_minfo **minfo;        /* per member, lazily */
+	/* cache links, under afd_srcs.lock */
+	struct afd_src *h_next, *lru_prev, *lru_next;
+	bool cached;
+};
+
+struct afd_srcs {
+	pthread_mutex_t lock;
+	struct afd_src **tab;
+	size_t nbuckets, count, nzip;
+	struct afd_src lru;   /* list head: lru.lru_next = most recent */
+};
+
+int afd_srcs_init(struct afd_srcs *s);
+void afd_srcs_destroy(struct afd_srcs *s);
+
+/** True for names the daemon may turn into folders (.npy, .ra, .npz). */
+bool afd_is_array_name(const char *name);
+
+/**
+ * The current parsed version of source file @p path (relative to the
+ * root). @p known: a fresh lstat of it, or NULL to stat here. With
+ * @p fd_out, the file is opened, and *fd_out (caller closes) is of exactly
+ * the version returned. Returns 0 (*out referenced: afd_src_put it),
+ * -EINVAL if it is not a regular file with an array name, or -errno.
+ */
+int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
+		int *fd_out, struct afd_src **out);
+void afd_src_put(struct afd_src *sf);
+/** Forget the cached version of @p path (the file changed). */
+void afd_src_drop(struct afd_ctx *c, const char *path);
+
+/**
+ * What npz member @p i is (parsed on first use). Returns NULL only on
+ * ENOMEM. The result lives as long as @p sf.
+ */
+const struct afd_minfo *afd_src_member(struct afd_ctx *c, struct afd_src *sf,
+				       size_t i);
+/** Open member @p i for reading (shared, counted). Returns 0 or -errno. */
+int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
+			const af_source **src);
+void afd_src_member_close(struct afd_src *sf, size_t i);
+
+/** Member index of an npz member name, or -1. */
+long afd_src_find(const struct afd_src *sf, const char *member);
+
+#endif /* ARRAYFS_DAEMON_SRCFILE_H */

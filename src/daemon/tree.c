@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/* Resolving nodes against their sources; lookup of names; attributes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "tree.h"
+
+static const char *const entry_fixed[AE_COUNT] = {
+	[AE_DATA] = "data", [AE_SHAPE] = "shape", [AE_DTYPE] = "dtype",
+	[AE_HEADER] = "header",
+};
+
+struct afd_id afd_id_of(const struct afd_node *n)
+{
+	return (struct afd_id){ n->kind, n->entry, n->path, n->member, n->name };
+}
+
+void afd_id_free(struct afd_id *id)
+{
+	free(id->path);
+	free(id->member);
+	id->path = id->member = NULL;
+}
+
+char *afd_path_join(const char *dir, const char *name)
+{
+	char *out = NULL;
+	if (strcmp(dir, ".") == 0)
+		return strdup(name);
+	if (asprintf(&out, "%s/%s", dir, name) < 0)
+		return NULL;
+	return out;
+}
+
+const char *afd_array_dirname(const struct afd_node *n)
+{
+	if (n->name[0])
+		return n->name;
+	const char *s = strrchr(n->path, '/');
+	return s ? s + 1 : n->path;
+}
+
+char *afd_entry_name(const char *dirname, enum afd_entry e)
+{
+	if (e < AE_COUNT && entry_fixed[e])
+		return strdup(entry_fixed[e]);
+	/* B = the folder name without its .npy / .ra extension */
+	size_t n = strlen(dirname);
+	if (n >= 4 && strcmp(dirname + n - 4, ".npy") == 0)
+		n -= 4;
+	else if (n >= 3 && strcmp(dirname + n - 3, ".ra") == 0)
+		n -= 3;
+	char *out = NULL;
+	if (asprintf(&out, "%.*s%s", (int)n, dirname,
+		     e == AE_NPY ? ".npy" : ".ra") < 0)
+		return NULL;
+	return out;
+}
+
+void afd_res_release(struct afd_res *r)
+{
+	afd_src_put(r->sf);
+	r->sf = NULL;
+}
+
+static int resolve_npz(struct afd_ctx *c, const struct afd_id *id,
+		       struct afd_res *r)
+{
+	int rc = afd_src_get(c, id->path, NULL, NULL, &r->sf);
+	if (rc < 0)
+		return rc == -EINVAL ? -ENOENT : rc;
+	r->st = r->sf->st;
+	if (r->sf->kind != SK_NPZ)
+		return -ENOENT;
+	if (id->kind == NK_NPZDIR) {
+		r->zdir = afd_ztree_dir(&r->sf->tree, id->member,
+					strlen(id->member));
+		return r->zdir >= 0 ? 0 : -ENOENT;
+	}
+	r->midx = afd_src_find(r->sf, id->member);
+	if (r->midx < 0)
+		return -ENOENT;
+	const struct afd_minfo *mi = afd_src_member(c, r->sf, (size_t)r->midx);
+	if (!mi)
+		return -ENOMEM;
+	if (id->kind == NK_MEMBER)
+		return mi->state == MS_PLAIN ? 0 : -ENOENT;
+	if (mi->state != MS_ARRAY)
+		return -ENOENT;
+	r->ai = &mi->arr;
+	return 0;
+}
+
+int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
+		struct afd_res *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->midx = r->zdir = -1;
+	if (fd_out)
+		*fd_out = -1;
+	int rc = 0;
+	switch (id->kind) {
+	case NK_DIR:
+	case NK_FILE:
+	case NK_LINK:
+		if (fstatat(c->root_fd, id->path, &r->st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if (id->kind == NK_DIR && !S_ISDIR(r->st.st_mode))
+			return -ENOENT;
+		if (id->kind == NK_LINK && !S_ISLNK(r->st.st_mode))
+			return -ENOENT;
+		if (id->kind == NK_FILE &&
+		    (S_ISDIR(r->st.st_mode) || S_ISLNK(r->st.st_mode)))
+			return -ENOENT;
+		return 0;
+	case NK_NPZDIR:
+	case NK_MEMBER:
+		rc = resolve_npz(c, id, r);
+		break;
+	case NK_ARRAY:
+	case NK_ENTRY:
+		if (id->member) {
+			rc = resolve_npz(c, id, r);
+			break;
+		}
+		rc = afd_src_get(c, id->path, NULL, fd_out, &r->sf);
+		if (rc < 0)
+			return rc == -EINVAL ? -ENOENT : rc;
+		r->st = r->sf->st;
+		if (r->sf->kind != SK_ARRAY)
+			rc = -ENOENT;
+		else
+			r->ai = &r->sf->arr;
+		break;
+	}
+	if (rc == 0 && id->kind == NK_ENTRY && !r->ai->has[id->entry])
+		rc = -ENOENT;
+	if (rc < 0) {
+		afd_res_release(r);
+		if (fd_out && *fd_out >= 0) {
+			close(*fd_out);
+			*fd_out = -1;
+		}
+	}
+	return rc;
+}
+
+void afd_attr(struct afd_ctx *c, const struct afd_id *id,
+	      const struct afd_res *r, struct stat *out)
+{
+	const struct stat *s = &r->st;
+	mode_t perm = s->st_mode & 07777 & ~(mode_t)0222;
+	memset(out, 0, sizeof(*out));
+	out->st_ino = afd_ino_of(id->path, id->member, id->entry);
+	out->st_uid = c->opts.uid >= 0 ? (uid_t)c->opts.uid : s->st_uid;
+	out->st_gid = c->opts.gid >= 0 ? (gid_t)c->opts.gid : s->st_gid;
+	out->st_atim = s->st_atim;
+	out->st_mtim = s->st_mtim;
+	out->st_ctim = s->st_ctim;
+	out->st_blksize = 128 * 1024;
+	out->st_nlink = 1;
+	/* a folder made from a file: its read bits, and x wherever r is */
+	mode_t rbits = s->st_mode & 0444;
+	switch (id->kind) {
+	case NK_DIR:
+		out->st_mode = S_IFDIR | perm;
+		out->st_size = s->st_size;
+		break;
+	case NK_FILE:
+		out->st_mode = (s->st_mode & S_IFMT) | (perm & ~(mode_t)06000);
+		out->st_size = s->st_size;
+		out->st_rdev = s->st_rdev;
+		break;
+	case NK_LINK:
+		out->st_mode = S_IFLNK | 0777;
+		out->st_size = s->st_size;
+		break;
+	case NK_ARRAY:
+		out->st_mode = S_IFDIR | rbits | (rbits >> 2);
+		out->st_nlink = 2;
+		break;
+	case NK_NPZDIR:
+		out->st_mode = S_IFDIR | rbits | (rbits >> 2);
+		out->st_nlink = 2;
+		if (r->zdir >= 0)
+			out->st_nlink += r->sf->tree.dirs[r->zdir].nsubdirs;
+		break;
+	case NK_MEMBER: {
+		const af_zip_entry *e = af_zip_entry_at(r->sf->zip, (size_t)r->midx);
+		out->st_mode = S_IFREG | rbits;
+		out->st_size = (off_t)e->uncomp_size;
+		break;
+	}
+	case NK_ENTRY:
+		out->st_mode = S_IFREG | rbits;
+		out->st_size = (off_t)r->ai->size[id->entry];
+		break;
+	}
+	out->st_blocks = (out->st_size + 511) / 512;
+}
+
+static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
+		      const char *name, struct afd_id *child,
+		      struct afd_res *r)
+{
+	child->path = afd_path_join(parent->path, name);
+	if (!child->path)
+		return -ENOMEM;
+	if (fstatat(c->root_fd, child->path, &r->st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISDIR(r->st.st_mode)) {
+		child->kind = NK_DIR;
+		return 0;
+	}
+	if (S_ISLNK(r->st.st_mode)) {
+		child->kind = NK_LINK;
+		return 0;
+	}
+	child->kind = NK_FILE;
+	if (!S_ISREG(r->st.st_mode) || !afd_is_array_name(name))
+		return 0;
+	int rc = afd_src_get(c, child->path, &r->st, NULL, &r->sf);
+	if (rc == -EINVAL || rc == -ENOENT || rc == -EAGAIN)
+		return rc == -EINVAL ? 0 : -ENOENT;
+	if (rc < 0)
+		return rc;
+	r->st = r->sf->st;
+	if (r->sf->kind == SK_ARRAY) {
+		child->kind = NK_ARRAY;
+		r->ai = &r->sf->arr;
+	} else if (r->sf->kind == SK_NPZ) {
+		child->kind = NK_NPZDIR;
+		child->member = strdup("");
+		r->zdir = 0;
+		if (!child->member)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
+			const char *name, struct afd_id *child,
+			struct afd_res *r)
+{
+	enum afd_entry e = AE_NONE;
+	const char *dn = afd_array_dirname(parent);
+	for (int k = AE_DATA; k < AE_COUNT && e == AE_NONE; k++) {
+		char *en = afd_entry_name(dn, (enum afd_entry)k);
+		if (!en)
+			return -ENOMEM;
+		if (strcmp(en, name) == 0)
+			e = (enum afd_entry)k;
+		free(en);
+	}
+	if (e == AE_NONE)
+		return -ENOENT;
+	child->kind = NK_ENTRY;
+	child->entry = e;
+	child->path = strdup(parent->path);
+	child->member = parent->member ? strdup(parent->member) : NULL;
+	if (!child->path || (parent->member && !child->member))
+		return -ENOMEM;
+	return afd_resolve(c, child, NULL, r);
+}
+
+static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
+		      const char *name, struct afd_id *child,
+		      struct afd_res *r)
+{
+	child->path = strdup(parent->path);
+	if (!child->path ||
+	    asprintf(&child->member, "%s%s/", parent->member, name) < 0) {
+		child->member = NULL;
+		return -ENOMEM;
+	}
+	child->kind = NK_NPZDIR;
+	int rc = afd_resolve(c, child, NULL, r);
+	if (rc != -ENOENT)
+		return rc;
+	/* not a folder: a member (array folder or plain file)? */
+	child->member[strlen(child->member) - 1] = '\0';
+	child->kind = NK_ARRAY;
+	rc = afd_resolve(c, child, NULL, r);
+	if (rc != -ENOENT)
+		return rc;
+	child->kind = NK_MEMBER;
+	return afd_resolve(c, child, NULL, r);
+}
+
+int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
+	       const char *name, struct afd_id *child, struct afd_res *r)
+{
+	memset(child, 0, sizeof(*child));
+	memset(r, 0, sizeof(*r));
+	r->midx = r->zdir = -1;
+	child->name = name;
+	int rc;
+	switch (parent->kind) {
+	case NK_DIR:
+		rc = lookup_dir(c, parent, name, child, r);
+		break;
+	case NK_ARRAY:
+		rc = lookup_array(c, parent, name, child, r);
+		break;
+	case NK_NPZDIR:
+		rc = lookup_npz(c, parent, name, child, r);
+		break;
+	default:
+		return -ENOTDIR;
+	}
+	if (rc < 0) {
+		afd_res_release(r);
+		afd_id_free(child);
+	}
+	return rc;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * What a node is now: resolving a node (or a name in a folder node) against
+ * the current version of its source, and the attributes the kernel sees.
+ *
+ * Every call re-checks the source (one fstatat, plus a parse when it
+ * changed), so a stale node answers -ENOENT rather than old data.
+ */
+#ifndef ARRAYFS_DAEMON_TREE_H
+#define ARRAYFS_DAEMON_TREE_H
+
+#include <sys/stat.h>
+
+#include "nodes.h"
+#include "srcfile.h"
+
+struct afd_ctx;
+
+/** A node identity, as stored in afd_node (strings borrowed or owned). */
+struct afd_id {
+	enum afd_nkind kind;
+	enum afd_entry entry;
+	char *path;
+	char *member;
+	const char *name;   /* the name in the parent (for B.npy / B.ra) */
+};
+
+/** A node resolved against its source. */
+struct afd_res {
+	struct afd_src *sf;               /* referenced, or NULL */
+	struct stat st;                   /* the source's lstat */
+	const struct afd_arrinfo *ai;     /* NK_ARRAY / NK_ENTRY */
+	long midx;                        /* npz member, or -1 */
+	long zdir;                        /* NK_NPZDIR folder, or -1 */
+};
+
+/** The identity of node @p n (borrows its strings). */
+struct afd_id afd_id_of(const struct afd_node *n);
+
+/**
+ * Resolve @p id. With @p fd_out (NK_ARRAY/NK_ENTRY of a .npy/.ra only),
+ * the source is opened and *fd_out is of the version resolved (caller
+ * closes; -1 otherwise). Returns 0 (release with afd_res_release) or
+ * -ENOENT when the source no longer has this thing, or -errno.
+ */
+int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
+		struct afd_res *r);
+void afd_res_release(struct afd_res *r);
+
+/** The attributes of @p id resolved as @p r (st_ino included). */
+void afd_attr(struct afd_ctx *c, const struct afd_id *id,
+	      const struct afd_res *r, struct stat *out);
+
+/**
+ * Resolve name @p name in folder node @p parent. On 0, *child holds the
+ * new identity (path and member malloc'd: afd_id_free) and *r its
+ * resolution. Returns -ENOENT (negative entry), -ENOTDIR, -errno.
+ */
+int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
+	       const char *name, struct afd_id *child, struct afd_res *r);
+void afd_id_free(struct afd_id *id);
+
+/** The file name of entry @p e in array folder @p dirname, malloc'd. */
+char *afd_entry_name(const char *dirname, enum afd_entry e);
+/** The name of an array folder node (its source name for a single-file root). */
+const char *afd_array_dirname(const struct afd_node *n);
+
+/** Join a source-relative folder path and a name ("." + x = x). malloc'd. */
+char *afd_path_join(const char *dir, const char *name);
+
+#endif /* ARRAYFS_DAEMON_TREE_H */

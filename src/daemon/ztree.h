@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * The folder tree of an npz archive, built once from the central directory
+ * (names only, nothing read) so that readdir and lookup of a nested key
+ * are a hash hit, not a scan of 60,000 members.
+ *
+ * Invariants: folder paths are "" (the root) or "a/b/" (trailing '/').
+ * Child names are the component after the folder's path. The tree is
+ * immutable after afd_ztree_build, like the af_zip it comes from.
+ */
+#ifndef ARRAYFS_DAEMON_ZTREE_H
+#define ARRAYFS_DAEMON_ZTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arrayfs/af_zip.h"
+
+struct afd_zchild {
+	char *name;
+	long member;   /* member index, or -1 for a sub-folder */
+};
+
+struct afd_zdir {
+	char *path;
+	struct afd_zchild *kids;
+	size_t nkids, cap;
+	unsigned nsubdirs;
+};
+
+struct afd_ztree {
+	struct afd_zdir *dirs;
+	size_t ndirs, cap;
+	uint32_t *slots;   /* open addressing: dir index + 1, 0 = empty */
+	size_t nslots;
+};
+
+/** Build the tree of @p z. Returns 0 or -ENOMEM (tree left empty). */
+int afd_ztree_build(struct afd_ztree *t, const af_zip *z);
+void afd_ztree_free(struct afd_ztree *t);
+/** Index of the folder with path @p prefix ("" or "a/b/"), or -1. */
+long afd_ztree_dir(const struct afd_ztree *t, const char *prefix, size_t len);
+
+#endif /* ARRAYFS_DAEMON_ZTREE_H */
