@@ -89,7 +89,8 @@ class SignalTest(unittest.TestCase):
         m = mountlib.Mount(fixtures("corpus"))
         try:
             m.start()
-            read(m.path("dtypes", "f8_le.npy", "data"))
+            read(m.path("readme.txt"))
+            read(m.path("ra", "test.ra", "data"))
             m.proc.send_signal(signum)
             m.wait_exit()  # status 0, clean log
             self.assertFalse(is_mounted(m.mountpoint), "still mounted after the signal")
@@ -144,13 +145,13 @@ class LogTest(unittest.TestCase):
         self.addCleanup(src.close)
         shutil.copyfile(fixtures("corpus", "broken", "truncated-data.npy"),
                         src.join("zz-truncated.npy"))
-        shutil.copyfile(fixtures("corpus", "dtypes", "i4_le.npy"), src.join("good.npy"))
+        shutil.copyfile(fixtures("corpus", "ra", "test.ra"), src.join("good.ra"))
         with mountlib.mount(src.path) as m:
             for _ in range(3):  # look it up, list it, read it: still one line
                 os.listdir(m.mountpoint)
                 os.stat(m.path("zz-truncated.npy"))
                 read(m.path("zz-truncated.npy"))
-                read(m.path("good.npy", "data"))
+                read(m.path("good.ra", "data"))
             m.check_alive()
         lines = [ln for ln in m.log().splitlines() if "zz-truncated.npy" in ln]
         self.assertEqual(len(lines), 1, "log:\n" + m.log())

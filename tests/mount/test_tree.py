@@ -10,6 +10,8 @@ import expect  # noqa: E402
 import mountlib  # noqa: E402
 from mountlib import MountCase, fixtures, read  # noqa: E402
 
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "example")
+
 
 def tree_diff(actual, expected):
     """A readable list of what differs between two {rel: kind} maps."""
@@ -125,6 +127,22 @@ class CorpusTreeTest(MountCase):
             with self.subTest(rel=rel):
                 with self.assertRaises(FileNotFoundError):
                     os.stat(self.mp(rel))
+
+
+class ExampleDatasetTest(MountCase):
+    """The committed example dataset that scripts/run mounts by default."""
+    source = staticmethod(lambda: EXAMPLE)
+
+    def test_example_tree_and_every_array_file_are_right(self):
+        tree = expect.expected_tree(EXAMPLE)
+        diff = tree_diff(mountlib.walk(self.m.mountpoint), expect.flatten(tree))
+        self.assertEqual(diff, "", "\n" + diff)
+        for rel, arr in expect.arrays(tree):
+            for name, checks in arr.checks.items():
+                with self.subTest(rel=rel, file=name):
+                    data = read(self.mp(rel, name))
+                    for check in checks:
+                        check(data)
 
 
 class SingleFileSourceTest(unittest.TestCase):
