@@ -14,7 +14,7 @@ from mountlib import MountCase, fixtures  # noqa: E402
 
 THREADS = 8
 READS_PER_THREAD = 150
-JOIN_DEADLINE = 240.0  # seconds; a hang fails the test instead of blocking it
+JOIN_DEADLINE = 120.0  # seconds; a hang fails the test instead of blocking it
 FILES = ["deflated.npz/big.npy/data", "deflated.npz/big.npy/big.npy",
          "deflated.npz/big.npy/big.ra", "deflated.npz/small.npy/small.ra",
          "c_f8.npy/data", "c_f8.npy/c_f8.npy", "c_f8.npy/c_f8.ra",
