@@ -35,7 +35,13 @@ struct afd_handle {
 	int check_fd;            /* fd whose data must not change, or -1 */
 	struct afd_ident id;     /* its version at open */
 	char *where;             /* for log lines */
+	struct stat attr;        /* what getattr on this open file answers */
 };
+
+const struct stat *afd_handle_attr(const struct afd_handle *h)
+{
+	return &h->attr;
+}
 
 void afd_handle_close(struct afd_handle *h)
 {
@@ -83,6 +89,9 @@ static int open_plain(struct afd_ctx *c, struct afd_node *n,
 	afd_ident_of(&h->id, &st);
 	*version = afd_ident_key(n->path, &h->id);
 	h->kind = H_PLAIN;
+	struct afd_id id = afd_id_of(n);
+	struct afd_res r = { .st = st, .midx = -1, .zdir = -1 };
+	afd_attr(c, &id, &r, &h->attr);
 	return 0;
 }
 
@@ -114,6 +123,7 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 		return rc;
 	h->sf = r.sf;
 	*version = r.sf->key;
+	afd_attr(c, &id, &r, &h->attr);
 	if (n->kind == NK_ENTRY &&
 	    (n->entry == AE_SHAPE || n->entry == AE_DTYPE || n->entry == AE_HEADER)) {
 		if (h->fd >= 0) {
@@ -212,8 +222,9 @@ static int check_unchanged(struct afd_ctx *c, struct afd_handle *h)
 		   st.st_mtim.tv_sec != h->id.mtim.tv_sec ||
 		   st.st_mtim.tv_nsec != h->id.mtim.tv_nsec) {
 		af_error_set(&err, AF_E_IO, AF_NO_OFFSET,
-			     "the source changed while open (size %lld, was %lld)",
-			     (long long)st.st_size, (long long)h->id.size);
+			     "the source changed while open (size %lld, was %lld%s)",
+			     (long long)st.st_size, (long long)h->id.size,
+			     st.st_size == h->id.size ? ", rewritten" : "");
 	} else {
 		return 0;
 	}

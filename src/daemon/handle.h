@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 struct afd_ctx;
@@ -45,6 +46,11 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 		    off_t off, struct afd_rbuf *rb);
 void afd_rbuf_free(struct afd_rbuf *rb);
+/**
+ * The attributes of the version @p h opened: getattr through an open file
+ * answers these, so a reader of a deleted or replaced source keeps its size.
+ */
+const struct stat *afd_handle_attr(const struct afd_handle *h);
 void afd_handle_close(struct afd_handle *h);
 
 #endif /* ARRAYFS_DAEMON_HANDLE_H */

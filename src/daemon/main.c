@@ -128,8 +128,9 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 			rc = -ENOMEM;
 		} else {
 			fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd->clone_fd);
-			fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
 			/* libfuse's "unset" value is UINT_MAX: keep its default */
+			if (cmd->max_idle_threads <= 100000)
+				fuse_loop_cfg_set_idle_threads(cfg, cmd->max_idle_threads);
 			if (cmd->max_threads > 0 && cmd->max_threads <= 100000)
 				fuse_loop_cfg_set_max_threads(cfg, cmd->max_threads);
 			rc = fuse_session_loop_mt(se, cfg);

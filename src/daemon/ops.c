@@ -138,8 +138,14 @@ static void arrayfs_ll_forget_multi(fuse_req_t req, size_t count,
 static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 			       struct fuse_file_info *fi)
 {
-	(void)fi;
 	struct afd_ctx *c = afd_ctx(req);
+	if (fi && fi->fh) {
+		/* through an open file: the version it opened, not cached (the
+		 * path may already show a newer version) */
+		const struct afd_handle *h = (void *)(uintptr_t)fi->fh;
+		fuse_reply_attr(req, afd_handle_attr(h), 0);
+		return;
+	}
 	struct afd_node *n = node_of(req, ino);
 	struct afd_id id = afd_id_of(n);
 	struct afd_res r;
