@@ -290,7 +290,8 @@ long afd_nodes_collect(struct afd_nodes *t, const char *path,
 		if (strcmp(x->path, path) == 0)
 			rc = push_node(t, &v, &n, &cap, x);
 
-	/* the folder holding it: drop its (maybe negative) entry */
+	/* the folder holding it: drop its (maybe negative) entry, and its
+	 * own attributes (its mtime changed with the entry) */
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 	const char *base = slash ? slash + 1 : path;
@@ -302,7 +303,8 @@ long afd_nodes_collect(struct afd_nodes *t, const char *path,
 	     x && rc == 0; x = x->src_next)
 		if (x->kind == NK_DIR && strcmp(x->path, dir) == 0 &&
 		    strcmp(path, ".") != 0)
-			rc = push(&v, &n, &cap, 0, afd_nodes_id(t, x), base);
+			rc = push(&v, &n, &cap, afd_nodes_id(t, x),
+				  afd_nodes_id(t, x), base);
 	free(dir);
 done:
 	pthread_mutex_unlock(&t->lock);
