@@ -84,6 +84,9 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 			strerror(errno));
 		return -1;
 	}
+	c->source_abs = strdup(abs);
+	if (!c->source_abs)
+		return -1;
 	enum afd_nkind kind = NK_DIR;
 	if (S_ISDIR(st.st_mode)) {
 		if (open_folder(c, abs) < 0)
@@ -122,6 +125,7 @@ void afd_ctx_destroy(struct afd_ctx *c)
 	if (c->root_fd >= 0)
 		close(c->root_fd);
 	free(c->root_dir);
+	free(c->source_abs);
 	free(c->root_path);
 	free(c->opts.source);
 	memset(c, 0, sizeof(*c));

@@ -33,6 +33,7 @@ struct afd_ctx {
 	struct afd_opts opts;
 	int root_fd;           /* the source folder (or the file's folder) */
 	char *root_dir;        /* its absolute path (for inotify) */
+	char *source_abs;      /* SOURCE, absolute (for fsname) */
 	bool single;           /* SOURCE is one file: the root is its dir view */
 	char *root_path;       /* the root node's source path ("." or file name) */
 	struct afd_log log;

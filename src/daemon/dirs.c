@@ -204,6 +204,9 @@ static ssize_t fill_virtual(fuse_req_t req, struct afd_dirh *d, char *buf,
 			if (k - 2 >= z->nkids)
 				break;
 			const struct afd_zchild *ch = &z->kids[k - 2];
+			if (ch->member >= 0 &&
+			    afd_src_member_hidden(d->sf, (size_t)ch->member))
+				continue;
 			name = ch->name;
 			if (asprintf(&tmp, "%s%s%s", d->member, ch->name,
 				     ch->member < 0 ? "/" : "") < 0)

@@ -174,6 +174,7 @@ int main(int argc, char **argv)
 	if (cmd.show_version) {
 		printf("arrayfs %s\n", ARRAYFS_VERSION);
 		printf("FUSE library version %s\n", fuse_pkgversion());
+		fflush(stdout);  /* the next line comes from a child process */
 		fuse_lowlevel_version();
 		ret = 0;
 		goto out;
@@ -196,7 +197,7 @@ int main(int argc, char **argv)
 	if (afd_ctx_init(&ctx, &copy) < 0)
 		goto out;
 	if (fuse_opt_add_arg(&args, "-oro,default_permissions,subtype=arrayfs") ||
-	    add_fsname(&args, ctx.opts.source)) {
+	    add_fsname(&args, ctx.source_abs)) {
 		fprintf(stderr, "arrayfs: out of memory\n");
 		goto out;
 	}

@@ -482,6 +482,16 @@ const struct afd_minfo *afd_src_member(struct afd_ctx *c, struct afd_src *sf,
 	return mi;
 }
 
+bool afd_src_member_hidden(struct afd_src *sf, size_t i)
+{
+	if (!readable_method(af_zip_entry_at(sf->zip, i)))
+		return true;
+	pthread_mutex_lock(&sf->mlock);
+	bool hidden = sf->minfo[i] && sf->minfo[i]->state == MS_ABSENT;
+	pthread_mutex_unlock(&sf->mlock);
+	return hidden;
+}
+
 int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
 			const af_source **src)
 {

@@ -120,6 +120,10 @@ int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
 			const af_source **src);
 void afd_src_member_close(struct afd_src *sf, size_t i);
 
+/** True if member @p i is left out of listings (a method or encryption
+ * this library cannot read, or it failed to open). Parses nothing. */
+bool afd_src_member_hidden(struct afd_src *sf, size_t i);
+
 /** Member index of an npz member name, or -1. */
 long afd_src_find(const struct afd_src *sf, const char *member);
 
