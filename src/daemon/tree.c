@@ -172,7 +172,7 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 		out->st_size = s->st_size;
 		break;
 	case NK_FILE:
-		out->st_mode = (s->st_mode & S_IFMT) | (perm & ~(mode_t)06000);
+		out->st_mode = (s->st_mode & S_IFMT) | (perm & 0555);
 		out->st_size = s->st_size;
 		out->st_rdev = s->st_rdev;
 		break;
@@ -192,12 +192,12 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 		break;
 	case NK_MEMBER: {
 		const af_zip_entry *e = af_zip_entry_at(r->sf->zip, (size_t)r->midx);
-		out->st_mode = S_IFREG | rbits;
+		out->st_mode = S_IFREG | (perm & 0555);
 		out->st_size = (off_t)e->uncomp_size;
 		break;
 	}
 	case NK_ENTRY:
-		out->st_mode = S_IFREG | rbits;
+		out->st_mode = S_IFREG | (perm & 0555);
 		out->st_size = (off_t)r->ai->size[id->entry];
 		break;
 	}
