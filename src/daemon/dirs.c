@@ -81,6 +81,12 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 	struct afd_id id = afd_id_of(n);
 	struct afd_res r;
 	rc = afd_resolve(c, &id, NULL, &r);
+	if (rc < 0 && n == c->nodes.root) {
+		/* a single-file root whose file broke: an empty folder */
+		d->kind = NK_ARRAY;
+		*out = d;
+		return 0;
+	}
 	if (rc < 0)
 		goto fail;
 	d->sf = r.sf;
