@@ -145,6 +145,10 @@ static void check_extents(const af_view *v, const af_source *src,
 					 AF_OK);
 			ck_assert_int_eq(mid.kind, e.kind);
 			ck_assert_uint_eq(mid.len, e.len - e.len / 2);
+			if (e.kind == AF_EXTENT_SOURCE)
+				ck_assert_uint_eq(mid.src_off, e.src_off + e.len / 2);
+			if (e.kind == AF_EXTENT_MEMORY)
+				ck_assert_ptr_eq(mid.mem, e.mem + e.len / 2);
 		}
 		off += e.len;
 	}
