@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Views: a header in memory followed by the array data, served at any offset. */
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,8 +31,8 @@ struct af_view {
 	uint64_t stored_size;   /* LZ4: bytes of the compressed block */
 	unsigned scalar;        /* SWAP: bytes of one scalar */
 
-	/* LZ4: decoded once, on the first read that needs it; `decoded` is
-	 * published with release order and never changes afterwards */
+	/* LZ4: decoded once, on the first read that needs it, under `lock`;
+	 * the decoded bytes never change afterwards */
 	pthread_mutex_t lock;
 	unsigned char *decoded;
 	af_status lz4_status;   /* a sticky, deterministic failure (corrupt) */
@@ -201,7 +200,7 @@ static af_status view_decode_locked(af_view *v, af_error *err)
 		free(dec);
 		return st;
 	}
-	__atomic_store_n(&v->decoded, dec, __ATOMIC_RELEASE);
+	v->decoded = dec;
 	return AF_OK;
 }
 
@@ -213,9 +212,9 @@ static af_status view_decode_locked(af_view *v, af_error *err)
 static af_status view_decoded(af_view *v, const unsigned char **out,
 			      af_error *err)
 {
-	*out = __atomic_load_n(&v->decoded, __ATOMIC_ACQUIRE);
-	if (*out)
-		return AF_OK;
+	/* the lock is taken on every read (not only until the data is
+	 * published) so that race detectors see the hand-over; it is held
+	 * only for a pointer load once the data is decoded */
 	pthread_mutex_lock(&v->lock);
 	af_status st = AF_OK;
 	if (v->lz4_status != AF_OK) {
