@@ -592,6 +592,23 @@ START_TEST(short_data_in_source_is_refused_at_open)
 }
 END_TEST
 
+START_TEST(unknown_view_kind_is_invalid)
+{
+	lz4_sample s;
+	lz4_sample_load(&s);
+	af_view *v = (af_view *)&s;
+	af_error err;
+	ck_assert_int_eq(af_view_open(&v, &s.a, &s.src, (af_view_kind)0, &err),
+			 AF_E_INVAL);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(af_view_open(&v, &s.a, &s.src, (af_view_kind)4, &err),
+			 AF_E_INVAL);
+	ck_assert_uint_eq(af_view_size(NULL), 0);
+	af_view_close(NULL);
+	free(s.raw);
+}
+END_TEST
+
 typedef struct reader_job {
 	af_view *v;
 	const unsigned char *want;
@@ -686,6 +703,7 @@ int main(void)
 	tcase_add_test(source, source_shrunk_after_open_reads_fail);
 	tcase_add_test(source, source_io_error_is_reported);
 	tcase_add_test(source, short_data_in_source_is_refused_at_open);
+	tcase_add_test(source, unknown_view_kind_is_invalid);
 	suite_add_tcase(s, source);
 	TCase *threads = tcase_create("threads");
 	tcase_add_test(threads, concurrent_readers_see_the_same_bytes);
