@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arrayfs/af_inflate.h"
 #include "arrayfs/af_zip.h"
@@ -64,18 +65,21 @@ af_status af_member_open(af_member **out, const af_zip *z, size_t i,
 	if (!e)
 		return af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
 				    "zip member index %zu is out of range", i);
+	char q[128];
+	af_zip_name_quote(q, sizeof(q), (const unsigned char *)e->name,
+			  strlen(e->name));
 	/* bit 0: traditional encryption; bit 6: strong encryption */
 	if (e->flags & 0x41)
 		return af_error_set(err, AF_E_UNSUPPORTED, e->local_offset,
-				    "zip member \"%s\" is encrypted", e->name);
+				    "zip member \"%s\" is encrypted", q);
 	if (e->method != AF_ZIP_STORED && e->method != AF_ZIP_DEFLATED)
 		return af_error_set(err, AF_E_UNSUPPORTED, e->local_offset,
 				    "zip member \"%s\" uses compression method %u (%s); only stored and deflated are supported",
-				    e->name, e->method, method_name(e->method));
+				    q, e->method, method_name(e->method));
 	if (e->method == AF_ZIP_STORED && e->comp_size != e->uncomp_size)
 		return af_error_set(err, AF_E_HEADER, e->local_offset,
 				    "stored zip member \"%s\" has %llu bytes stored but %llu uncompressed",
-				    e->name, (unsigned long long)e->comp_size,
+				    q, (unsigned long long)e->comp_size,
 				    (unsigned long long)e->uncomp_size);
 	uint64_t data;
 	af_status st = af_zip_data_offset(z, i, &data, err);

@@ -411,15 +411,17 @@ af_status af_zip_data_offset(const af_zip *z, size_t i, uint64_t *offset,
 				    "zip member index %zu is out of range", i);
 	const af_zip_entry *ze = &z->entries[i];
 	size_t nlen = strlen(ze->name);
+	char q[128];
+	af_zip_name_quote(q, sizeof(q), (const unsigned char *)ze->name, nlen);
 	uint64_t at = ze->local_offset, end;
 	if (af_add(at, LOCAL_LEN + nlen, &end))
 		return af_error_set(err, AF_E_OVERFLOW, AF_NO_OFFSET,
 				    "local header offset %llu of \"%s\" overflows",
-				    (unsigned long long)at, ze->name);
+				    (unsigned long long)at, q);
 	if (end > z->cd_offset)
 		return af_error_set(err, AF_E_HEADER, at,
 				    "the local header of \"%s\" at byte %llu runs into the central directory",
-				    ze->name, (unsigned long long)at);
+				    q, (unsigned long long)at);
 	unsigned char *h = malloc(LOCAL_LEN + nlen);
 	if (!h)
 		return af_error_set(err, AF_E_NOMEM, at,
@@ -431,13 +433,13 @@ af_status af_zip_data_offset(const af_zip *z, size_t i, uint64_t *offset,
 	if (af_le32(h) != SIG_LOCAL) {
 		st = af_error_set(err, AF_E_HEADER, at,
 				  "no local header for \"%s\" at byte %llu",
-				  ze->name, (unsigned long long)at);
+				  q, (unsigned long long)at);
 		goto out;
 	}
 	if (af_le16(h + 26) != nlen || memcmp(h + LOCAL_LEN, ze->name, nlen)) {
 		st = af_error_set(err, AF_E_HEADER, at,
 				  "the local header at byte %llu names another member than \"%s\"",
-				  (unsigned long long)at, ze->name);
+				  (unsigned long long)at, q);
 		goto out;
 	}
 	uint64_t data = end + af_le16(h + 28), data_end;
@@ -445,7 +447,7 @@ af_status af_zip_data_offset(const af_zip *z, size_t i, uint64_t *offset,
 	    data_end > z->cd_offset) {
 		st = af_error_set(err, AF_E_OVERFLOW, at,
 				  "the %llu bytes of \"%s\" would run past the archive's members",
-				  (unsigned long long)ze->comp_size, ze->name);
+				  (unsigned long long)ze->comp_size, q);
 		goto out;
 	}
 	*offset = data;
