@@ -27,18 +27,12 @@ class ContentTest(MountCase):
 
     def check_each(self, which, name_of):
         """Run the checks of file name_of(rel, arr) of every array for which
-        which(rel, arr) holds; one subTest per array."""
-        n = 0
-        for rel, arr in self.all:
-            if not which(rel, arr):
-                continue
-            name = name_of(rel, arr)
-            if name not in arr.checks:
-                continue
-            n += 1
-            with self.subTest(rel=rel, file=name):
-                self.check(rel, arr, name)
-        self.assertGreater(n, 0, "the corpus has no array of this kind")
+        which(rel, arr) holds; one failure lists every wrong array."""
+        todo = [(rel, arr, name_of(rel, arr)) for rel, arr in self.all if which(rel, arr)]
+        todo = [t for t in todo if t[2] in t[1].checks]
+        self.assertGreater(len(todo), 0, "the corpus has no array of this kind")
+        mountlib.check_all(self, todo, lambda t: self.check(*t),
+                           label=lambda t: t[0] + "/" + t[2])
 
     @staticmethod
     def base(rel):
@@ -112,12 +106,12 @@ class ContentTest(MountCase):
         self.assertEqual(flat[5], np.complex64(5 - 0.2j))
         self.assertTrue(np.isneginf(flat[0].imag))
 
-    def test_text_file_sizes_equal_their_content(self):
-        for rel, arr in self.all:
-            for name in arr.names:
-                with self.subTest(rel=rel, file=name):
-                    path = self.mp(rel, name)
-                    self.assertEqual(os.stat(path).st_size, len(read(path)))
+    def test_every_file_size_equals_its_content_length(self):
+        def check(path):
+            size, n = os.stat(path).st_size, len(read(path))
+            self.assertEqual(size, n, "st_size %d, read %d bytes" % (size, n))
+        mountlib.check_all(self, [self.mp(rel, name) for rel, arr in self.all
+                                  for name in sorted(arr.names)], check)
 
 
 if __name__ == "__main__":

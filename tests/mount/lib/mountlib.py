@@ -307,6 +307,23 @@ class MountCase(unittest.TestCase):
         return self.m.path(*parts)
 
 
+def check_all(testcase, items, fn, label=str, limit=40):
+    """Run FN(item) for every item; fail TESTCASE once, listing every item
+    whose check raised AssertionError or OSError (one line each), so a broken
+    feature gives one readable failure instead of hundreds."""
+    bad = []
+    for item in items:
+        try:
+            fn(item)
+        except (AssertionError, OSError) as e:
+            msg = str(e).strip().split("\n")[0]
+            bad.append("%s: %s: %s" % (label(item), type(e).__name__, msg[:300]))
+    if bad:
+        more = "\n  ... and %d more" % (len(bad) - limit) if len(bad) > limit else ""
+        testcase.fail("%d of %d wrong:\n  %s%s" % (len(bad), len(items),
+                                                   "\n  ".join(bad[:limit]), more))
+
+
 def main():
     """unittest.main with verbose output, for the test files' __main__."""
     unittest.main(verbosity=2)
