@@ -2,6 +2,7 @@
 /* Tests for src/codec/zip.c, zip_names.c, member.c and subsource.c: archives
  * written by numpy / zipfile / by hand (scripts/fixtures/gen_zip.py), checked
  * against the member lists and bytes python's zipfile reads back. */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -158,6 +159,8 @@ static void check_member(const fx *x, const char *archive, size_t i)
 			      i, (unsigned long long)off, err.msg);
 		ck_assert_int_eq(memcmp(got, want + off, n), 0);
 	}
+	if (e->method == AF_ZIP_DEFLATED && len > 0)
+		ck_assert_uint_gt(af_member_memory(m), 0);
 	free(got);
 	free(want);
 	af_member_close(m);
