@@ -286,7 +286,6 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 		     uint64_t end, struct afd_rbuf *rb)
 {
 	uint64_t pos = off;
-	bool touches_fd = false;
 	while (pos < end) {
 		if (rb->bv->count + 1 >= AFD_READ_MAX_PIECES ||
 		    rb->nscratch + 1 >= sizeof(rb->scratch) / sizeof(rb->scratch[0])) {
@@ -313,7 +312,6 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 			b->fd = h->src->fd;
 			b->pos = (off_t)(h->src->fd_base + e.src_off);
 			b->size = (size_t)n;
-			touches_fd = true;
 		} else {
 			int rc = copy_rest(c, h, rb, pos, pos + n);
 			if (rc < 0)
@@ -321,8 +319,7 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 		}
 		pos += n;
 	}
-	/* spliced bytes are not checked by the codec: make sure they are there */
-	return touches_fd ? check_unchanged(c, h) : 0;
+	return 0;
 }
 
 static int read_raw(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
@@ -335,7 +332,7 @@ static int read_raw(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 		b->fd = h->src->fd;
 		b->pos = (off_t)(h->src->fd_base + off);
 		b->size = n;
-		return check_unchanged(c, h);
+		return 0;
 	}
 	void *p = scratch(rb, n);
 	if (!p)
@@ -391,6 +388,16 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 	if (o >= total)
 		return 0;
 	uint64_t end = size < total - o ? o + size : total;
-	return h->kind == H_RAW ? read_raw(c, h, o, end, rb) :
-				  read_view(c, h, o, end, rb);
+	/*
+	 * Never serve a mix of two versions: spliced bytes are copied after
+	 * this check (a writer then shortens or re-times the file first), and
+	 * decoded bytes were read before the second one.
+	 */
+	int rc = check_unchanged(c, h);
+	if (rc == 0)
+		rc = h->kind == H_RAW ? read_raw(c, h, o, end, rb) :
+					read_view(c, h, o, end, rb);
+	if (rc == 0 && rb->nscratch)
+		rc = check_unchanged(c, h);
+	return rc;
 }
