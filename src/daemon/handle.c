@@ -23,6 +23,7 @@ enum afd_hkind {
 };
 
 struct afd_handle {
+	unsigned refs;           /* atomic */
 	enum afd_hkind kind;
 	int fd;                  /* owned: plain file or .npy/.ra source */
 	struct afd_src *sf;      /* referenced */
@@ -43,9 +44,14 @@ const struct stat *afd_handle_attr(const struct afd_handle *h)
 	return &h->attr;
 }
 
+void afd_handle_hold(struct afd_handle *h)
+{
+	__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+}
+
 void afd_handle_close(struct afd_handle *h)
 {
-	if (!h)
+	if (!h || __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	if (h->view)
 		af_view_close(h->view);
@@ -180,6 +186,7 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 	struct afd_handle *h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
+	h->refs = 1;
 	h->fd = h->check_fd = -1;
 	h->midx = -1;
 	h->where = where_of(n);

@@ -47,6 +47,12 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 		    off_t off, struct afd_rbuf *rb);
 void afd_rbuf_free(struct afd_rbuf *rb);
 /**
+ * Handles are counted: the kernel may send release as soon as it has a
+ * read's reply, while the replying thread is still returning from writev;
+ * a read holds its own reference until then. afd_handle_close drops one.
+ */
+void afd_handle_hold(struct afd_handle *h);
+/**
  * The attributes of the version @p h opened: getattr through an open file
  * answers these, so a reader of a deleted or replaced source keeps its size.
  */

@@ -259,6 +259,7 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_handle *h = (struct afd_handle *)(uintptr_t)fi->fh;
 	struct afd_rbuf rb;
+	afd_handle_hold(h);
 	int rc = afd_handle_read(c, h, size, off, &rb);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
@@ -267,6 +268,7 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 	else
 		fuse_reply_data(req, rb.bv, FUSE_BUF_SPLICE_MOVE);
 	afd_rbuf_free(&rb);
+	afd_handle_close(h);
 }
 
 static void arrayfs_ll_release(fuse_req_t req, fuse_ino_t ino,
