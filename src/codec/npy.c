@@ -276,7 +276,7 @@ static af_status read_prelude(const af_source *src, af_array *a,
 	if ((st = af_source_read_exact(src, pre, have, 0, err)))
 		return st;
 	size_t cmp = have < 6 ? have : 6;
-	if (memcmp(pre, npy_magic, cmp) != 0)
+	if (have == 0 || memcmp(pre, npy_magic, cmp) != 0)
 		return af_error_set(err, AF_E_MAGIC, 0, "not a .npy file (no \\x93NUMPY magic)");
 	if (have < 8)
 		return af_error_set(err, AF_E_TRUNCATED, have,
