@@ -236,7 +236,8 @@ static af_status names_add(name_set *ns, const char *s, size_t len, uint64_t at)
 		ns->refs = r;
 		ns->nmax = nmax;
 	}
-	memcpy(ns->text + ns->used, s, len);
+	if (len)
+		memcpy(ns->text + ns->used, s, len);
 	ns->refs[ns->n++] = (struct name_ref){ ns->used, len, at };
 	ns->used += len;
 	return AF_OK;
@@ -247,7 +248,7 @@ static int name_cmp(const void *a, const void *b, void *arg)
 	const struct name_ref *x = a, *y = b;
 	const char *text = arg;
 	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(text + x->off, text + y->off, n);
+	int c = n ? memcmp(text + x->off, text + y->off, n) : 0;
 	if (c)
 		return c;
 	return x->len < y->len ? -1 : x->len > y->len;
@@ -255,6 +256,8 @@ static int name_cmp(const void *a, const void *b, void *arg)
 
 static af_status names_check(name_set *ns, af_error *err)
 {
+	if (ns->n < 2)
+		return AF_OK;
 	qsort_r(ns->refs, ns->n, sizeof(*ns->refs), name_cmp, ns->text);
 	for (size_t i = 1; i < ns->n; i++) {
 		if (name_cmp(&ns->refs[i - 1], &ns->refs[i], ns->text) == 0) {
