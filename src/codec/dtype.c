@@ -130,7 +130,7 @@ af_status af_dtype_parse_typestr(const char *s, size_t len, af_dtype *out,
 	uint64_t n;
 
 	memset(out, 0, sizeof(*out));
-	if (len > 0 && strchr("<>|=", s[0]) && s[0]) {
+	if (len > 0 && (s[0] == '<' || s[0] == '>' || s[0] == '|' || s[0] == '=')) {
 		order = s[0];
 		s++;
 		len--;
@@ -522,15 +522,21 @@ static af_status parse_type(pylit *pl, unsigned depth, af_dtype *out)
 af_status af_dtype_parse(const char *text, size_t len, bool allow_long_suffix,
 			 af_dtype *out, af_error *err)
 {
+	return af_dtype_parse_at(text, len, 0, allow_long_suffix, out, err);
+}
+
+af_status af_dtype_parse_at(const char *text, size_t len, uint64_t base,
+			    bool allow_long_suffix, af_dtype *out, af_error *err)
+{
 	pylit pl;
 	unsigned paren;
 	af_status st;
 
 	memset(out, 0, sizeof(*out));
 	if (len > AF_DESCR_MAX)
-		return af_error_set(err, AF_E_LIMIT, 0,
+		return af_error_set(err, AF_E_LIMIT, base,
 				    "descr of %zu bytes is longer than the limit", len);
-	if ((st = pl_init(&pl, text, len, 0, allow_long_suffix, AF_E_DTYPE, err)) ||
+	if ((st = pl_init(&pl, text, len, base, allow_long_suffix, AF_E_DTYPE, err)) ||
 	    (st = pl_unwrap(&pl, &paren)))
 		goto fail;
 	if (pl.tok.kind == PL_STR)

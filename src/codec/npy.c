@@ -235,12 +235,10 @@ static af_status parse_descr(const char *text, const span *sp, uint64_t base,
 	if ((st = pl_skip_value(&pl)))
 		return st;
 	size_t end = pl.prev_end;
-	st = af_dtype_parse(t + start, end - start, allow_long, &a->dtype, err);
-	if (st) {
-		if (err && err->offset != AF_NO_OFFSET)
-			err->offset += base + sp->start + start;
+	st = af_dtype_parse_at(t + start, end - start, base + sp->start + start,
+			       allow_long, &a->dtype, err);
+	if (st)
 		return st;
-	}
 	a->descr = dup_range(t + start, end - start);
 	return a->descr ? AF_OK : AF_E_NOMEM;
 }

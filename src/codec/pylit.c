@@ -21,6 +21,16 @@ static bool is_ident(char c)
 	       is_digit(c) || (unsigned char)c >= 0x80;
 }
 
+static bool is_punct(char c)
+{
+	switch (c) {
+	case '(': case ')': case '[': case ']': case '{': case '}':
+	case ',': case ':': case '-': case '+':
+		return true;
+	}
+	return false;
+}
+
 static int hex_val(char c)
 {
 	if (is_digit(c))
@@ -255,7 +265,7 @@ static af_status lex(pylit *pl)
 			return fail_at(pl, pl->syntax_status, i,
 				       "unexpected name (not a literal)");
 		pl->pos = j;
-	} else if (b[i] && strchr("()[]{},:-+", b[i])) {
+	} else if (is_punct(b[i])) {
 		pl->tok.kind = PL_PUNCT;
 		pl->tok.punct = b[i];
 		pl->pos = i + 1;

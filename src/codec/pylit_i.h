@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arrayfs/af_dtype.h"
 #include "arrayfs/af_status.h"
 
 /* Deepest bracket nesting a value may have (structured dtypes need about
@@ -108,5 +109,13 @@ static inline uint64_t pl_off(const pylit *pl)
 {
 	return pl->base + pl->tok.start;
 }
+
+/**
+ * af_dtype_parse for text that sits at file offset @p base, so that error
+ * offsets and messages count bytes of the file (used by the .npy parser).
+ */
+af_status af_dtype_parse_at(const char *text, size_t len, uint64_t base,
+			    bool allow_long_suffix, af_dtype *out,
+			    af_error *err);
 
 #endif /* ARRAYFS_PYLIT_I_H */

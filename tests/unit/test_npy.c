@@ -216,6 +216,19 @@ START_TEST(error_says_at_byte)
 }
 END_TEST
 
+START_TEST(descr_error_offset_in_file)
+{
+	af_array a;
+	af_error err = { 0 };
+	ck_assert_int_eq(parse_text("{'descr': [('a', '<x4')], 'fortran_order': False, 'shape': (2,)}",
+				    1, 16, &a, &err), AF_E_DTYPE);
+	ck_assert_uint_eq(err.offset, 10 + 17);
+	ck_assert_int_eq(parse_text("{'descr': [('a', '<i4'), ('a', '<i4')], 'fortran_order': False, "
+				    "'shape': (2,)}", 1, 16, &a, &err), AF_E_DTYPE);
+	ck_assert_uint_eq(err.offset, 10 + 26);
+}
+END_TEST
+
 /* One expected.txt line checked against the parser. */
 static void check_line(char *line)
 {
@@ -341,6 +354,7 @@ int main(void)
 	tcase_add_test(tc, latin1_converted_to_utf8);
 	tcase_add_test(tc, header_limit_and_magic);
 	tcase_add_test(tc, error_says_at_byte);
+	tcase_add_test(tc, descr_error_offset_in_file);
 	suite_add_tcase(s, tc);
 	TCase *fx = tcase_create("fixtures");
 	tcase_set_timeout(fx, 600);
