@@ -166,7 +166,11 @@ static af_status parse_shape(const char *text, const span *sp, uint64_t base,
 	while (!pl_is(&pl, ')')) {
 		if ((st = pl_unwrap(&pl, &p)))
 			return st;
-		if (pl_is(&pl, '-'))
+		/* Python reads +2 as 2 and -0 as 0. */
+		bool minus = pl_is(&pl, '-');
+		if ((minus || pl_is(&pl, '+')) && (st = pl_advance(&pl)))
+			return st;
+		if (minus && pl.tok.kind == PL_INT && (pl.tok.big || pl.tok.ival != 0))
 			return pl_fail(&pl, AF_E_SHAPE, "shape has a negative dimension");
 		if (pl.tok.kind != PL_INT)
 			return pl_fail(&pl, AF_E_SHAPE, "shape has a dimension that is not an int");

@@ -3,6 +3,13 @@
  * Tests for src/codec/npy.c: small hand-written headers, every fixture of
  * scripts/fixtures/gen_npy.py against numpy's verdict (expected.txt), and
  * truncations and seeded bit flips of every valid fixture's header.
+ *
+ * Intentional differences from numpy 1.24's reader (see OVERRIDE in
+ * gen_npy.py): headers over 10000 characters are accepted (numpy needs
+ * max_header_size); True is not a dimension; a negative dimension is
+ * refused (numpy 1.24 loads (-2,)); a lower-case l suffix is accepted in
+ * v1/v2 like an L; r'' strings and a top-level (type, shape) descr are
+ * refused; more than 64 dims is AF_E_LIMIT (numpy stops at 32).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -123,6 +130,15 @@ START_TEST(too_many_dims_is_limit)
 		strcat(h, "1,");
 	strcat(h, ")}");
 	ck_assert_int_eq(status_of(h, 1, 8), AF_E_LIMIT);
+}
+END_TEST
+
+START_TEST(signed_zero_and_plus_dims)
+{
+	ck_assert_int_eq(status_of("{'descr': '<f8', 'fortran_order': False, 'shape': (+2, -0)}", 1, 0),
+			 AF_OK);
+	ck_assert_int_eq(status_of("{'descr': '<f8', 'fortran_order': False, 'shape': (2, -1)}", 1, 0),
+			 AF_E_SHAPE);
 }
 END_TEST
 
@@ -346,6 +362,7 @@ int main(void)
 	tcase_add_test(tc, shape_overflow_refused);
 	tcase_add_test(tc, zero_dim_makes_count_zero);
 	tcase_add_test(tc, too_many_dims_is_limit);
+	tcase_add_test(tc, signed_zero_and_plus_dims);
 	tcase_add_test(tc, bool_dim_refused);
 	tcase_add_test(tc, truncated_data_offset);
 	tcase_add_test(tc, object_data_not_checked);
