@@ -1,19 +1,310 @@
 /* SPDX-License-Identifier: MIT */
-/* STUB: to be replaced by the real implementation. */
-#include "arrayfs/arrayfs.h"
+/*
+ * Random access into one raw deflate stream: opening and closing, the read
+ * loop that serves each read from the cache or from a cursor it claims
+ * (continuing one that is close behind, else restarting the least recently
+ * used one at the nearest access point), and memory accounting.
+ *
+ * One mutex per af_inflate guards the shared state; it is never held while
+ * inflating, only for bookkeeping and copies of at most one cache block.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "inflate_i.h"
+
+void afz_mem_add(af_inflate *z, size_t n)
+{
+	__atomic_fetch_add(&z->mem, n, __ATOMIC_RELAXED);
+}
+
+void afz_mem_sub(af_inflate *z, size_t n)
+{
+	__atomic_fetch_sub(&z->mem, n, __ATOMIC_RELAXED);
+}
+
+void af_inflate_default_opts(struct af_inflate_opts *o)
+{
+	o->span = AF_INFLATE_SPAN;
+	o->cursors = AF_INFLATE_CURSORS;
+	o->block = AF_INFLATE_BLOCK;
+	o->cache_blocks = AF_INFLATE_CACHE_BLOCKS;
+	o->inbuf = AFZ_INBUF;
+}
+
+/* zlib's inflate state and its lazily allocated window, with our headers */
+#define AFZ_ZLIB_COST (8192u + AF_INFLATE_WINDOW + 64u)
+
+size_t af_inflate_fixed_memory(const struct af_inflate_opts *o)
+{
+	return sizeof(af_inflate) +
+	       o->cursors * (sizeof(struct afz_cursor) + AFZ_ZLIB_COST +
+			     o->inbuf + o->block) +
+	       o->cache_blocks * (sizeof(struct afz_cache_ent) + o->block);
+}
 
 af_status af_inflate_open(af_inflate **out, const af_source *compressed,
 			  uint64_t uncomp_size, uint32_t crc, af_error *err)
 {
-	(void)compressed; (void)uncomp_size; (void)crc; *out = NULL;
-	return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET, "not implemented");
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	return af_inflate_open_opts(out, compressed, uncomp_size, crc, &o, err);
 }
+
+af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
+			       uint64_t uncomp_size, uint32_t crc,
+			       const struct af_inflate_opts *o, af_error *err)
+{
+	*out = NULL;
+	if (!compressed || !compressed->pread || o->span == 0 ||
+	    o->cursors == 0 || o->cursors > 64 || o->block == 0 ||
+	    o->block > (1u << 30) || o->cache_blocks > 4096 || o->inbuf == 0 ||
+	    o->inbuf > (1u << 30))
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+				    "invalid inflate source or options");
+	af_inflate *z = calloc(1, sizeof(*z));
+	if (!z)
+		goto nomem;
+	z->src = compressed;
+	z->size = uncomp_size;
+	z->crc = crc;
+	z->o = *o;
+	z->mem = sizeof(*z);
+	z->cursors = calloc(o->cursors, sizeof(*z->cursors));
+	if (!z->cursors)
+		goto nomem_z;
+	afz_mem_add(z, o->cursors * sizeof(*z->cursors));
+	if (o->cache_blocks) {
+		z->cache = calloc(o->cache_blocks, sizeof(*z->cache));
+		if (!z->cache)
+			goto nomem_cursors;
+		afz_mem_add(z, o->cache_blocks * sizeof(*z->cache));
+	}
+	if (pthread_mutex_init(&z->lock, NULL) != 0)
+		goto nomem_cache;
+	if (pthread_cond_init(&z->idle, NULL) != 0)
+		goto nomem_lock;
+	*out = z;
+	return AF_OK;
+
+nomem_lock:
+	pthread_mutex_destroy(&z->lock);
+nomem_cache:
+	free(z->cache);
+nomem_cursors:
+	free(z->cursors);
+nomem_z:
+	free(z);
+nomem:
+	return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+			    "out of memory opening a deflate stream");
+}
+
+void af_inflate_close(af_inflate *z)
+{
+	if (!z)
+		return;
+	for (size_t i = 0; i < z->npoints; i++)
+		free(z->points[i].window);
+	free(z->points);
+	for (unsigned i = 0; i < z->o.cursors; i++)
+		afz_cursor_free(z, &z->cursors[i]);
+	free(z->cursors);
+	afz_cache_free(z);
+	pthread_cond_destroy(&z->idle);
+	pthread_mutex_destroy(&z->lock);
+	free(z);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return af_add(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* The last access point at or before off, or NULL. Lock held. */
+static const struct afz_point *nearest_point(const af_inflate *z, uint64_t off)
+{
+	size_t lo = 0, hi = z->npoints;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (z->points[mid].out <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &z->points[lo - 1] : NULL;
+}
+
+struct afz_claim {
+	struct afz_cursor *c;
+	bool restart;
+	bool at_point;
+	struct afz_point pt; /* copied: the array may move once unlocked */
+	uint64_t next_mark;
+	bool from_start;
+};
+
+/*
+ * Choose how to serve [off, end): continue an idle cursor that is behind
+ * off and no farther than a span (or than the nearest point), else restart
+ * the least recently used idle cursor at the nearest point. Returns false
+ * when the caller should wait: every cursor is busy, or a busy one will
+ * soon cover off (the cache) or stop just before it. Lock held.
+ */
+static bool pick(af_inflate *z, uint64_t off, uint64_t end,
+		 struct afz_claim *cl)
+{
+	const struct afz_point *pt = nearest_point(z, off);
+	uint64_t pt_out = pt ? pt->out : 0;
+	struct afz_cursor *best = NULL, *victim = NULL;
+	bool wait = false;
+
+	for (unsigned i = 0; i < z->o.cursors; i++) {
+		struct afz_cursor *c = &z->cursors[i];
+		if (c->busy) {
+			/* it will pass through off, or stop just short of it */
+			if (c->claim_pos <= off &&
+			    (off < c->busy_end ||
+			     off - c->busy_end <= z->o.span ||
+			     c->busy_end >= pt_out))
+				wait = true;
+			continue;
+		}
+		if (c->live && c->pos <= off &&
+		    (off - c->pos <= z->o.span || c->pos >= pt_out) &&
+		    (!best || c->pos > best->pos))
+			best = c;
+		if (!victim ||
+		    (victim->live && (!c->live || c->used < victim->used)))
+			victim = c;
+	}
+	cl->restart = !best;
+	cl->c = best ? best : victim;
+	if (!cl->c || (!best && wait))
+		return false;
+
+	struct afz_cursor *c = cl->c;
+	c->busy = true;
+	c->used = ++z->tick;
+	if (cl->restart) {
+		c->live = false;
+		cl->at_point = pt != NULL;
+		if (pt)
+			cl->pt = *pt;
+		c->claim_pos = pt_out;
+	} else {
+		c->claim_pos = c->pos;
+	}
+	uint64_t last = z->npoints ? z->points[z->npoints - 1].out : 0;
+	cl->next_mark = sat_add(last, z->o.span);
+	cl->from_start = !z->crc_ok;
+	/* the cursor stops at the end of the cache block holding end - 1 */
+	uint64_t bstart = (end - 1) - (end - 1) % z->o.block;
+	c->busy_end = z->size - bstart < z->o.block ? z->size
+						     : bstart + z->o.block;
+	return true;
+}
+
+/* Lock held. */
+static void release(af_inflate *z, struct afz_cursor *c, af_status st,
+		    const af_error *e)
+{
+	c->busy = false;
+	if (st == AF_OK) {
+		c->live = true;
+		c->pos = c->out;
+		if (c->crc_checked)
+			z->crc_ok = true;
+	} else {
+		c->live = false;
+		if (c->fatal && z->sticky == AF_OK) {
+			z->sticky = st;
+			z->sticky_err = *e;
+		}
+	}
+	pthread_cond_broadcast(&z->idle);
+}
+
 af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
 			  size_t *nread, af_error *err)
 {
-	(void)z; (void)buf; (void)len; (void)off; *nread = 0;
-	return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET, "not implemented");
+	af_error e;
+	af_error_clear(&e);
+	*nread = 0;
+	af_status st = AF_OK;
+	unsigned char *p = buf;
+
+	pthread_mutex_lock(&z->lock);
+	if (off >= z->size || len == 0)
+		len = 0;
+	else if (len > z->size - off)
+		len = (size_t)(z->size - off);
+	uint64_t end = off + len, at = off;
+	for (;;) {
+		if (z->sticky) {
+			st = z->sticky;
+			e = z->sticky_err;
+			break;
+		}
+		if (at >= end)
+			break;
+		size_t n = afz_cache_get(z, p + (at - off), (size_t)(end - at),
+					 at);
+		if (n) {
+			at += n;
+			continue;
+		}
+		struct afz_claim cl;
+		if (!pick(z, at, end, &cl)) {
+			pthread_cond_wait(&z->idle, &z->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&z->lock);
+		if (cl.restart)
+			st = afz_cursor_start(z, cl.c, cl.at_point ? &cl.pt : NULL,
+					      cl.next_mark, cl.from_start, &e);
+		else
+			cl.c->next_mark = cl.next_mark < cl.c->next_mark
+						  ? cl.c->next_mark
+						  : cl.next_mark;
+		if (st == AF_OK)
+			st = afz_cursor_serve(z, cl.c, p + (at - off), at, end,
+					      &e);
+		pthread_mutex_lock(&z->lock);
+		release(z, cl.c, st, &e);
+		if (st)
+			break;
+		at = end;
+	}
+	pthread_mutex_unlock(&z->lock);
+	if (st) {
+		if (err)
+			*err = e;
+		return st;
+	}
+	*nread = len;
+	return AF_OK;
 }
-size_t af_inflate_memory(const af_inflate *z) { (void)z; return 0; }
-size_t af_inflate_points(const af_inflate *z) { (void)z; return 0; }
-void af_inflate_close(af_inflate *z) { (void)z; }
+
+size_t af_inflate_memory(const af_inflate *z)
+{
+	return __atomic_load_n(&z->mem, __ATOMIC_RELAXED);
+}
+
+size_t af_inflate_points(const af_inflate *z)
+{
+	pthread_mutex_t *lock = (pthread_mutex_t *)&z->lock;
+	pthread_mutex_lock(lock);
+	size_t n = z->npoints;
+	pthread_mutex_unlock(lock);
+	return n;
+}
+
+uint64_t af_inflate_point_out(af_inflate *z, size_t i)
+{
+	pthread_mutex_lock(&z->lock);
+	uint64_t out = i < z->npoints ? z->points[i].out : UINT64_MAX;
+	pthread_mutex_unlock(&z->lock);
+	return out;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file inflate_i.h
+ * Private to the inflate module (inflate.c, inflate_cursor.c,
+ * inflate_cache.c): tuning options that tests shrink, and the shared state.
+ *
+ * Locking: z->lock guards the point list, the cache, the cursor table
+ * fields marked "lock" and the sticky error. A cursor with busy set belongs
+ * to the one thread that claimed it; that thread alone touches the fields
+ * marked "owner", without the lock, so inflating never holds z->lock.
+ * Point windows are immutable once appended and freed only at close, so an
+ * owner may use a point copied out under the lock after dropping it.
+ */
+#ifndef ARRAYFS_INFLATE_I_H
+#define ARRAYFS_INFLATE_I_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <zlib.h>
+
+#include "arrayfs/af_inflate.h"
+#include "bytes_i.h"
+
+struct af_inflate_opts {
+	uint64_t span;         /* output bytes between access points, >= 1 */
+	unsigned cursors;      /* live inflate streams, >= 1 */
+	size_t block;          /* cache block size, >= 1 */
+	unsigned cache_blocks; /* cache capacity in blocks, 0 disables it */
+	size_t inbuf;          /* compressed bytes asked per pread, >= 1 */
+};
+
+/** Fill @p o with the public defaults (AF_INFLATE_* constants). */
+void af_inflate_default_opts(struct af_inflate_opts *o);
+
+/** af_inflate_open with explicit tuning; AF_E_INVAL if @p o is out of range. */
+af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
+			       uint64_t uncomp_size, uint32_t crc,
+			       const struct af_inflate_opts *o, af_error *err);
+
+/** Output offset of access point @p i (< af_inflate_points), for tests. */
+uint64_t af_inflate_point_out(af_inflate *z, size_t i);
+
+/** Upper bound of the memory an af_inflate holds besides its points. */
+size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
+
+/* Compressed bytes a cursor asks for per pread. */
+#define AFZ_INBUF (128u << 10)
+
+/** Bytes one access point costs (window + record). */
+#define AFZ_POINT_COST (AF_INFLATE_WINDOW + sizeof(struct afz_point))
+
+struct afz_point {
+	uint64_t in;           /* compressed offset of the first byte not used up */
+	uint64_t out;          /* output offset */
+	unsigned bits;         /* bits of byte in - 1 still unused (0-7) */
+	unsigned wlen;         /* window bytes: 32 KiB except near the start */
+	unsigned char *window; /* the wlen output bytes before out */
+};
+
+struct afz_cursor {
+	/* lock */
+	bool busy;          /* claimed by a reader */
+	bool live;          /* positioned: usable for continuing */
+	uint64_t pos;       /* output offset when idle (== out) */
+	uint64_t claim_pos; /* while busy: where it started */
+	uint64_t busy_end;  /* while busy: where it will stop */
+	uint64_t used;      /* LRU tick */
+	/* owner */
+	z_stream zs;
+	bool inited;        /* inflateInit2 done */
+	bool from_start;    /* produced every byte since 0: crc is running */
+	bool ended;         /* reached the end and saw the stream end there */
+	bool crc_checked;   /* ended with a matching CRC-32 */
+	bool fatal;         /* the last error condemns the whole member */
+	bool eof;           /* the compressed source has no more bytes */
+	uint64_t out;       /* output bytes produced */
+	uint64_t in;        /* compressed offset just past inbuf's contents */
+	uint64_t next_mark; /* record a point at the first boundary past this */
+	uint32_t crc;
+	unsigned char *inbuf;
+	unsigned char *blockbuf; /* one cache block; may be swapped into the cache */
+};
+
+struct afz_cache_ent {
+	bool valid;
+	uint64_t blk;          /* block index: output offset / block */
+	size_t len;            /* == block except for the last block */
+	uint64_t used;
+	unsigned char *data;
+};
+
+struct af_inflate {
+	const af_source *src;
+	uint64_t size;
+	uint32_t crc;
+	struct af_inflate_opts o;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;   /* broadcast whenever a cursor is released */
+	struct afz_point *points; /* sorted by out, append-only */
+	size_t npoints, cap;
+	struct afz_cursor *cursors;
+	struct afz_cache_ent *cache;
+	uint64_t tick;
+	bool crc_ok;           /* one pass from 0 saw the end with a good CRC */
+	af_status sticky;      /* AF_OK, or the error every read now returns */
+	af_error sticky_err;
+	size_t mem;            /* bytes held; atomic (zlib allocates unlocked) */
+};
+
+void afz_mem_add(af_inflate *z, size_t n);
+void afz_mem_sub(af_inflate *z, size_t n);
+
+/* inflate_cursor.c: all run by the cursor's owner, without z->lock. */
+
+/**
+ * Position @p c at @p p (NULL: the stream start). @p next_mark and
+ * @p from_start are decided by the caller under the lock.
+ */
+af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
+			   const struct afz_point *p, uint64_t next_mark,
+			   bool from_start, af_error *err);
+
+/**
+ * Advance @p c (at c->out <= off) to cover [off, end) and copy that range
+ * into @p buf (which holds byte off at buf[0]). Leaves c->out at the end of
+ * the cache block holding end - 1. On failure c is no longer positioned.
+ */
+af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
+			   unsigned char *buf, uint64_t off, uint64_t end,
+			   af_error *err);
+
+void afz_cursor_free(af_inflate *z, struct afz_cursor *c);
+
+/* inflate_cache.c: lookup needs z->lock held; publish takes it. */
+
+/** Copy bytes at @p off from a cached block into @p buf; 0 on a miss. */
+size_t afz_cache_get(af_inflate *z, unsigned char *buf, size_t len,
+		     uint64_t off);
+
+/**
+ * Hand c->blockbuf, holding block @p blk (@p len bytes), to the cache; c
+ * gets the evicted buffer back, or NULL (allocate on next use).
+ */
+void afz_cache_put(af_inflate *z, struct afz_cursor *c, uint64_t blk,
+		   size_t len);
+
+void afz_cache_free(af_inflate *z);
+
+#endif /* ARRAYFS_INFLATE_I_H */
