@@ -266,7 +266,8 @@ static af_status names_check(name_set *ns, af_error *err)
 			return af_error_set(err, AF_E_DTYPE, at,
 					    "field name or title '%.*s' is used twice (at byte %llu)",
 					    r->len > 40 ? 40 : (int)r->len,
-					    ns->text + r->off, (unsigned long long)at);
+					    ns->text ? ns->text + r->off : "",
+					    (unsigned long long)at);
 		}
 	}
 	return AF_OK;

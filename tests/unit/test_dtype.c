@@ -176,6 +176,8 @@ START_TEST(struct_duplicate_names)
 	ck_assert_int_eq(lit("[(('a', 'b'), '<i4'), ('a', '<f8')]", &dt), AF_E_DTYPE);
 	ck_assert_int_eq(lit("[(('a', 'a'), '<i4')]", &dt), AF_E_DTYPE);
 	ck_assert_int_eq(lit("[('', '|V4'), ('', '|V4')]", &dt), AF_OK);
+	/* found by fuzzing: two empty (non-padding) names, empty name text */
+	ck_assert_int_eq(lit("[('', '<i4'), ('', '|u4')]", &dt), AF_E_DTYPE);
 }
 END_TEST
 
