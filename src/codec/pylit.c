@@ -368,7 +368,11 @@ af_status pl_unwrap(pylit *pl, unsigned *n)
 		if (st)
 			return st;
 		bool redundant = pl_is(pl, ')');
+		size_t scanned = pl->pos - save.pos;
 		*pl = save;
+		pl->lookahead += scanned;
+		if (pl->lookahead / 8 > pl->len + 4096)
+			return pl_fail(pl, AF_E_LIMIT, "too much nesting in parentheses");
 		if (!redundant)
 			break;
 		if (++*n > PL_MAX_DEPTH)

@@ -60,6 +60,7 @@ typedef struct pylit {
 	af_status syntax_status; /* returned for syntax errors */
 	af_error *err;
 	pl_tok tok;              /* the current token */
+	size_t lookahead;        /* bytes rescanned by pl_unwrap, bounded */
 } pylit;
 
 /** Start lexing @p buf and read the first token. */
@@ -85,6 +86,9 @@ af_status pl_skip_value(pylit *pl);
  * Strip redundant parentheses: while the current token opens a parenthesized
  * single value (not a tuple), consume the '(' and count it in *@p n. The
  * caller then parses the value and calls pl_close_parens(pl, *n).
+ * Telling "(x)" from "(x, y)" needs a look ahead; the bytes it rescans are
+ * capped at a small multiple of the input (AF_E_LIMIT beyond), so even
+ * deeply parenthesized input stays linear.
  */
 af_status pl_unwrap(pylit *pl, unsigned *n);
 af_status pl_close_parens(pylit *pl, unsigned n);

@@ -256,6 +256,31 @@ START_TEST(struct_many_fields)
 }
 END_TEST
 
+/* 200 redundant parentheses around a 20000-field list: the look-ahead that
+ * tells "(x)" from "(x, y)" must not rescan the list 200 times. */
+START_TEST(paren_lookahead_bounded)
+{
+	size_t cap = 20000 * 24 + 512, n = 0;
+	char *s = malloc(cap);
+	for (int i = 0; i < 200; i++)
+		s[n++] = '(';
+	s[n++] = '[';
+	for (int i = 0; i < 20000; i++)
+		n += (size_t)sprintf(s + n, "('f%05d', '<f4'), ", i);
+	s[n++] = ']';
+	for (int i = 0; i < 200; i++)
+		s[n++] = ')';
+	af_dtype dt;
+	af_error err = { 0 };
+	ck_assert_int_eq(af_dtype_parse(s, n, false, &dt, &err), AF_E_LIMIT);
+	/* a few redundant parentheses are fine */
+	memmove(s + 3, s + 200, n - 200);
+	ck_assert_int_eq(af_dtype_parse(s, n - 394, false, &dt, &err), AF_OK);
+	ck_assert_uint_eq(dt.nfields, 20000);
+	free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dtype");
@@ -276,6 +301,7 @@ int main(void)
 	tcase_add_test(tc, struct_depth_limit);
 	tcase_add_test(tc, struct_itemsize_overflow);
 	tcase_add_test(tc, struct_many_fields);
+	tcase_add_test(tc, paren_lookahead_bounded);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
