@@ -71,7 +71,8 @@ class ChangeCase(unittest.TestCase):
         wait_for(lambda: read(self.mp(rel)) == want, DEADLINE, what=what)
 
     def assert_array_dir(self, rel, arr):
-        checks = expect.ArrayDir.of_npy(npy_bytes(arr), rel.rsplit(".", 1)[0], rel).checks
+        base = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        checks = expect.ArrayDir.of_npy(npy_bytes(arr), base, rel).checks
         for name, cs in checks.items():
             data = read(self.mp(rel, name))
             for c in cs:

@@ -212,12 +212,27 @@ def ra_type_of(dt):
     return 0, dt.itemsize
 
 
+def swap_unit(dt):
+    """Bytes per scalar that the .ra view reverses, or 0. The view is always
+    little-endian: big-endian numbers are swapped (each half of a complex
+    separately) and so is big-endian unicode, whose scalars are UCS-4 code
+    units (af_dtype.h); bytes, void and structured data never move."""
+    if dt.byteorder != ">" or dt.fields is not None or dt.subdtype is not None:
+        return 0
+    if dt.kind == "U":
+        return 4
+    eltype, elbyte = ra_type_of(dt)
+    if eltype == 0 or elbyte == 1:
+        return 0
+    return elbyte // 2 if eltype == 4 else elbyte
+
+
 def ra_view_of(npy):
     """The exact bytes of B.ra for an .npy/.npz array (CONTRACT)."""
     eltype, elbyte = ra_type_of(npy.dtype)
     data = npy.data()
-    if eltype != 0 and npy.dtype.byteorder == ">" and elbyte > 1:
-        unit = elbyte // 2 if eltype == 4 else elbyte
+    unit = swap_unit(npy.dtype)
+    if unit and data:
         b = np.frombuffer(data, np.uint8).reshape(-1, unit)
         data = b[:, ::-1].tobytes()
     dims = list(npy.shape) if npy.fortran else list(npy.shape)[::-1]
@@ -233,7 +248,10 @@ def ra_view_numpy_check(npy):
             raise AssertionError("B.ra magic/flags: %x/%d" % (h["magic"], h["flags"]))
         got = ra_reference_read(actual)
         want = npy.array if npy.fortran else npy.array.T
-        if h["eltype"] == 0:
+        if npy.dtype.kind == "U":
+            le = got.view(npy.dtype.newbyteorder("<"))
+            ok = le.shape == want.shape and np.array_equal(le, want)
+        elif h["eltype"] == 0:
             ok = got.tobytes(order="F") == npy.data()  # padding: see Npy.data
         elif npy.dtype.kind in "Mm":
             ok = np.array_equal(got, want.view(want.dtype.str[0] + "i8"))

@@ -208,6 +208,7 @@ class Mount:
                 pass
         if getattr(self, "_log", None):
             self._log.close()
+        self._final_log = self.log()  # log() still works once the file is gone
         for d in self._own_dirs:
             if not is_mounted(d):
                 shutil.rmtree(d, ignore_errors=True)
@@ -220,11 +221,12 @@ class Mount:
         return os.path.join(self.mountpoint, *parts)
 
     def log(self):
+        """The daemon's stderr so far (kept after cleanup)."""
         try:
             with open(self.log_path, "rb") as f:
                 return f.read().decode("utf-8", "replace")
         except OSError:
-            return ""
+            return getattr(self, "_final_log", "")
 
     def __enter__(self):
         return self
