@@ -115,8 +115,8 @@ static int open_input(cli_array *a, const char *in)
 		return 0;
 	}
 	if (kind == CLI_KIND_NPZ) {
-		fprintf(stderr, PROG ": %s: an .npz archive: name a member, "
-			"as in %s:KEY (see arrayinfo %s)\n", in, in, in);
+		fprintf(stderr, PROG ": %s: an .npz archive: name a member as "
+			"%s:KEY (arrayinfo lists them)\n", in, in);
 		cli_file_close(&f);
 		return EXIT_USAGE;
 	}

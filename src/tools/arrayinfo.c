@@ -20,7 +20,16 @@ enum { EXIT_BROKEN = 1, EXIT_USAGE = 2 };
 typedef struct info_opts {
 	bool json;
 	bool first;  /* JSON: no comma before the next file object yet */
+	bool printed; /* text: a block is out, so the next one needs a blank line */
 } info_opts;
+
+/* Text mode: separate this file's block from the previous one. */
+static void text_begin(info_opts *o)
+{
+	if (o->printed)
+		printf("\n");
+	o->printed = true;
+}
 
 static const char *byteorder_name(char bo)
 {
@@ -160,6 +169,7 @@ static int info_array_file(info_opts *o, const char *path, cli_file *f,
 	} else {
 		if (warn[0])
 			report_warning(path, warn);
+		text_begin(o);
 		printf("%s:\n", path);
 		text_array(&ca.arr, "  ");
 	}
@@ -261,6 +271,7 @@ static int info_npz_file(info_opts *o, const char *path, cli_file *f)
 		json_string(stdout, path);
 		printf(", \"format\": \"npz\", \"members\": [");
 	} else {
+		text_begin(o);
 		printf("%s: npz, %zu member%s\n", path, n, n == 1 ? "" : "s");
 	}
 	for (size_t i = 0; i < n; i++)
@@ -347,7 +358,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	info_opts o = { .json = false, .first = true };
+	info_opts o = { .json = false, .first = true, .printed = false };
 	int c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "jhV", longopts, NULL)) != -1) {
@@ -375,8 +386,6 @@ int main(int argc, char **argv)
 		printf("[");
 	for (int i = optind; i < argc; i++) {
 		rc |= info_one(&o, argv[i]);
-		if (!o.json && i + 1 < argc)
-			printf("\n");
 	}
 	if (o.json)
 		printf("]\n");
