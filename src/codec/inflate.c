@@ -147,7 +147,8 @@ struct afz_claim {
 
 /*
  * Choose how to serve [off, end): continue an idle cursor that is behind
- * off and no farther than a span (or than the nearest point), else restart
+ * off and no farther than the nearest point (or than a span, while it is
+ * on a CRC-checking pass from 0), else restart
  * the least recently used idle cursor at the nearest point. Returns false
  * when the caller should wait: every cursor is busy, or a busy one will
  * soon cover off (the cache) or stop just before it. Lock held.
@@ -165,14 +166,16 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 		if (c->busy) {
 			/* it will pass through off, or stop just short of it */
 			if (c->claim_pos <= off &&
-			    (off < c->busy_end ||
-			     off - c->busy_end <= z->o.span ||
-			     c->busy_end >= pt_out))
+			    (off < c->busy_end || c->busy_end >= pt_out))
 				wait = true;
 			continue;
 		}
+		/* restarting is cheap, so a nearer point wins, unless the
+		 * cursor is checking the CRC of a pass from 0 */
 		if (c->live && c->pos <= off &&
-		    (off - c->pos <= z->o.span || c->pos >= pt_out) &&
+		    (c->pos >= pt_out ||
+		     (c->from_start && !z->crc_ok &&
+		      off - c->pos <= z->o.span)) &&
 		    (!best || c->pos > best->pos))
 			best = c;
 		if (!victim ||

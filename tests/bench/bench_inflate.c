@@ -13,6 +13,13 @@
 
 #include "arrayfs/arrayfs.h"
 
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -42,6 +49,12 @@ static void make_floats(unsigned char *p, size_t n)
 		float f = v + (float)(r >> 54) * 1e-6f;
 		memcpy(p + i, &f, 4);
 	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
 }
 
 static size_t deflate_all(const unsigned char *in, size_t n,
@@ -145,15 +158,19 @@ int main(int argc, char **argv)
 	       100 * seq_mbs / plain_mbs, 100 * seq_mbs / plain_crc_mbs);
 
 	uint64_t seed = 7;
-	double sum = 0, max = 0;
+	double sum = 0, max = 0, ts[1000], cpu_sum = 0, cpu_max = 0;
 	unsigned char buf[4096];
 	for (int i = 0; i < 1000; i++) {
 		uint64_t off = rng(&seed) % (n - sizeof(buf));
 		size_t got;
 		t0 = now();
+		double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 		if (af_inflate_read(z, buf, sizeof(buf), off, &got, &err) != AF_OK)
 			return 1;
 		double t = now() - t0;
+		double ct = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+		cpu_sum += ct;
+		cpu_max = ct > cpu_max ? ct : cpu_max;
 		if (memcmp(buf, plain + off, sizeof(buf)) != 0) {
 			fprintf(stderr, "random read at %llu differs\n",
 				(unsigned long long)off);
@@ -161,9 +178,14 @@ int main(int argc, char **argv)
 		}
 		sum += t;
 		max = t > max ? t : max;
+		ts[i] = t;
 	}
 	printf("random 4 KiB reads (1000):      mean %.2f ms, max %.2f ms "
 	       "(target < 10 ms)\n", sum / 1000 * 1e3, max * 1e3);
+	qsort(ts, 1000, sizeof(ts[0]), cmp_double);
+	printf("                                p50 %.2f ms, p99 %.2f ms; "
+	       "CPU time mean %.2f ms, max %.2f ms\n", ts[500] * 1e3,
+	       ts[990] * 1e3, cpu_sum, cpu_max * 1e3);
 	size_t pts = af_inflate_points(z);
 	size_t mem = af_inflate_memory(z);
 	printf("index: %zu points, %.2f MiB = %.2f %% of the member (target < 2 %%); "
