@@ -53,20 +53,38 @@ class Npy:
         if buf[:6] != b"\x93NUMPY":
             raise ValueError("not a .npy file")
         self.version = (buf[6], buf[7])
+        if self.version not in ((1, 0), (2, 0), (3, 0)):
+            raise ValueError("unknown .npy version %r" % (self.version,))
         if self.version == (1, 0):
             (hlen,), start = struct.unpack_from("<H", buf, 8), 10
         else:
             (hlen,), start = struct.unpack_from("<I", buf, 8), 12
+        if start + hlen > len(buf):
+            raise ValueError("header runs past the end")
         self.header_raw = buf[start:start + hlen]
         self.data_offset = start + hlen
         enc = "utf-8" if self.version == (3, 0) else "latin1"
-        d = ast.literal_eval(self.header_raw.decode(enc))
+        text = self.header_raw.decode(enc)
+        if self.version != (3, 0):  # Python 2 `L` suffixes, as numpy strips them
+            text = np.lib.format._filter_header(text)
+        d = ast.literal_eval(text)
+        if not isinstance(d, dict) or sorted(d) != ["descr", "fortran_order", "shape"]:
+            raise ValueError("header keys %r" % (d,))
         self.descr, self.fortran, self.shape = d["descr"], d["fortran_order"], d["shape"]
+        if not isinstance(self.fortran, bool) or not isinstance(self.shape, tuple) or \
+                not all(isinstance(x, int) and x >= 0 for x in self.shape):
+            raise ValueError("bad fortran_order or shape")
         self.dtype = np.lib.format.descr_to_dtype(self.descr)
+        self.buf = buf
+        count = 1
+        for x in self.shape:
+            count *= x
+        if not self.dtype.hasobject and \
+                len(buf) < self.data_offset + count * self.dtype.itemsize:
+            raise ValueError("data is truncated")  # checked before numpy allocates
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.array = np.load(io.BytesIO(buf), allow_pickle=True)
-        self.buf = buf
 
     @property
     def has_object(self):
@@ -362,11 +380,7 @@ def classify(path):
 def classify_bytes(buf, name):
     if name.endswith(".npy"):
         try:
-            n = Npy(buf)
-            if not n.has_object:
-                need = n.data_offset + n.dtype.itemsize * int(np.prod(n.shape, dtype=np.int64))
-                if len(buf) < need:
-                    return "file"
+            Npy(buf)
             return "npy"
         except Exception:
             return "file"
