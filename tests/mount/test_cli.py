@@ -104,6 +104,26 @@ class SignalTest(unittest.TestCase):
         self.check_signal(signal.SIGINT)
 
 
+class StandardOptionsTest(unittest.TestCase):
+    """libfuse's own options pass through: -s (one thread), -o ro, -o allow_other."""
+
+    def check_serves(self, *args):
+        with mountlib.mount(fixtures("corpus"), None, *args) as m:
+            self.assertEqual(read(m.path("readme.txt")), read(fixtures("corpus", "readme.txt")))
+            self.assertEqual(read(m.path("ra", "test.ra", "test.ra")),
+                             read(fixtures("corpus", "ra", "test.ra")))
+            m.check_alive()
+
+    def test_single_thread_option_s(self):
+        self.check_serves("-s")
+
+    def test_option_o_ro(self):
+        self.check_serves("-o", "ro")
+
+    def test_option_o_allow_other(self):
+        self.check_serves("-o", "allow_other")
+
+
 class BackgroundTest(unittest.TestCase):
     def test_without_f_returns_0_once_mounted_and_serves(self):
         mnt = TempDir("arrayfs-mnt-")
