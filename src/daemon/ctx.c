@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "spipe.h"
 
 static int open_folder(struct afd_ctx *c, const char *dir)
 {
@@ -73,10 +74,12 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 	c->root_fd = -1;
 	c->notify.ifd = c->notify.efd = -1;
 	if (afd_log_init(&c->log, o->debug) < 0 || afd_srcs_init(&c->srcs) < 0 ||
-	    afd_notify_init(&c->notify) < 0) {
+	    afd_notify_init(&c->notify) < 0 ||
+	    afd_spipe_key_create(&c->pipe_key) < 0) {
 		fprintf(stderr, "arrayfs: out of memory\n");
 		return -1;
 	}
+	c->have_pipe_key = true;
 	char abs[PATH_MAX];
 	struct stat st;
 	if (!realpath(o->source, abs) || stat(abs, &st) < 0) {
@@ -122,6 +125,8 @@ void afd_ctx_destroy(struct afd_ctx *c)
 		afd_notify_destroy(&c->notify);
 	if (c->log.seen)
 		afd_log_destroy(&c->log);
+	if (c->have_pipe_key)
+		afd_spipe_key_delete(c->pipe_key);
 	if (c->root_fd >= 0)
 		close(c->root_fd);
 	free(c->root_dir);

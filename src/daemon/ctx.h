@@ -11,6 +11,7 @@
 #define ARRAYFS_DAEMON_CTX_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -41,6 +42,8 @@ struct afd_ctx {
 	struct afd_srcs srcs;
 	struct afd_notify notify;
 	struct fuse_session *se;
+	pthread_key_t pipe_key;   /* each thread's splice pipe (spipe.h) */
+	bool have_pipe_key;
 };
 
 /** Open the source and set up every part. Returns 0, or -1 with a message printed. */

@@ -10,6 +10,7 @@
 
 #include "ctx.h"
 #include "handle.h"
+#include "spipe.h"
 #include "tree.h"
 
 /* Beyond this many pieces in one reply the rest is copied in one go. */
@@ -92,6 +93,8 @@ static int open_plain(struct afd_ctx *c, struct afd_node *n,
 		return -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
+	/* O_NONBLOCK only kept open() off fifos; reads of a file must wait */
+	fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
 	afd_ident_of(&h->id, &st);
 	*version = afd_ident_key(n->path, &h->id);
 	h->kind = H_PLAIN;
@@ -210,6 +213,8 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 
 void afd_rbuf_free(struct afd_rbuf *rb)
 {
+	if (rb->pipe)
+		afd_spipe_reset(rb->pipe);
 	for (size_t i = 0; i < rb->nscratch; i++)
 		free(rb->scratch[i]);
 	free(rb->bv);
@@ -258,6 +263,70 @@ static void *scratch(struct afd_rbuf *rb, size_t n)
 	return p;
 }
 
+static int read_fail(struct afd_ctx *c, struct afd_handle *h, af_error *err);
+
+/*
+ * Bytes [pos, pos + n) of @p fd as pieces: spliced into this thread's pipe
+ * as far as it holds, the rest copied. An I/O error is -EIO; a file that
+ * ends early is -EIO when @p strict (an array's bytes must all be there),
+ * else a shorter piece (a plain file that shrank).
+ */
+static int fd_piece(struct afd_ctx *c, struct afd_handle *h,
+		    struct afd_rbuf *rb, int fd, uint64_t pos, size_t n,
+		    bool strict)
+{
+	af_error err;
+	ssize_t got = 0;
+	struct afd_spipe *p = rb->pipe ? rb->pipe : afd_spipe_get(c->pipe_key);
+	if (p) {
+		rb->pipe = p;
+		got = afd_spipe_fill(p, fd, (off_t)pos, n);
+		if (got < 0)
+			goto io_error;
+		if (got > 0) {
+			struct fuse_buf *b = piece(rb);
+			b->flags = FUSE_BUF_IS_FD;
+			b->fd = afd_spipe_fd(p);
+			b->size = (size_t)got;
+		}
+	}
+	if ((size_t)got == n)
+		return 0;
+	size_t rest = n - (size_t)got, done = 0;
+	unsigned char *m = scratch(rb, rest);
+	if (!m)
+		return -ENOMEM;
+	while (done < rest) {
+		ssize_t r = pread(fd, m + done, rest - done,
+				  (off_t)(pos + (uint64_t)got + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			got = -errno;
+			goto io_error;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	if (done < rest && strict) {
+		af_error_set(&err, AF_E_TRUNCATED, pos + (uint64_t)got + done,
+			     "the source ends at byte %llu, before the data does",
+			     (unsigned long long)(pos + (uint64_t)got + done));
+		return read_fail(c, h, &err);
+	}
+	if (done > 0) {
+		struct fuse_buf *b = piece(rb);
+		b->mem = m;
+		b->size = done;
+	}
+	return 0;
+io_error:
+	af_error_set(&err, AF_E_IO, pos, "read failed near byte %llu: %s",
+		     (unsigned long long)pos, strerror((int)-got));
+	return read_fail(c, h, &err);
+}
+
 static int read_fail(struct afd_ctx *c, struct afd_handle *h, af_error *err)
 {
 	afd_log_broken(&c->log, afd_ident_key(h->where, &h->id) ^ err->status,
@@ -294,7 +363,7 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 {
 	uint64_t pos = off;
 	while (pos < end) {
-		if (rb->bv->count + 1 >= AFD_READ_MAX_PIECES ||
+		if (rb->bv->count + 2 >= AFD_READ_MAX_PIECES ||
 		    rb->nscratch + 1 >= sizeof(rb->scratch) / sizeof(rb->scratch[0])) {
 			int rc = copy_rest(c, h, rb, pos, end);
 			if (rc < 0)
@@ -314,11 +383,10 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 			b->mem = (void *)e.mem;
 			b->size = (size_t)n;
 		} else if (e.kind == AF_EXTENT_SOURCE && h->src->fd >= 0) {
-			struct fuse_buf *b = piece(rb);
-			b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-			b->fd = h->src->fd;
-			b->pos = (off_t)(h->src->fd_base + e.src_off);
-			b->size = (size_t)n;
+			int rc = fd_piece(c, h, rb, h->src->fd,
+					  h->src->fd_base + e.src_off, (size_t)n, true);
+			if (rc < 0)
+				return rc;
 		} else {
 			int rc = copy_rest(c, h, rb, pos, pos + n);
 			if (rc < 0)
@@ -333,14 +401,8 @@ static int read_raw(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 		    uint64_t end, struct afd_rbuf *rb)
 {
 	size_t n = (size_t)(end - off);
-	if (h->src->fd >= 0) {
-		struct fuse_buf *b = piece(rb);
-		b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-		b->fd = h->src->fd;
-		b->pos = (off_t)(h->src->fd_base + off);
-		b->size = n;
-		return 0;
-	}
+	if (h->src->fd >= 0)
+		return fd_piece(c, h, rb, h->src->fd, h->src->fd_base + off, n, true);
 	void *p = scratch(rb, n);
 	if (!p)
 		return -ENOMEM;
@@ -366,16 +428,10 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 		return -EINVAL;
 	uint64_t o = (uint64_t)off, total;
 	switch (h->kind) {
-	case H_PLAIN: {
+	case H_PLAIN:
 		/* as-is: the kernel clips at the size it knows; a short read
 		 * of a file that shrank is just an earlier end */
-		struct fuse_buf *b = piece(rb);
-		b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-		b->fd = h->fd;
-		b->pos = off;
-		b->size = size;
-		return 0;
-	}
+		return fd_piece(c, h, rb, h->fd, o, size, false);
 	case H_TEXT:
 		if (o < h->tlen) {
 			struct fuse_buf *b = piece(rb);

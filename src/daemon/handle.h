@@ -25,11 +25,14 @@ struct afd_ctx;
 struct afd_node;
 struct afd_handle;
 
-/** A read's reply: the bufvec and the scratch it points into. */
+struct afd_spipe;
+
+/** A read's reply: the bufvec and the scratch and pipe it points into. */
 struct afd_rbuf {
 	struct fuse_bufvec *bv;
 	void *scratch[8];
 	size_t nscratch;
+	struct afd_spipe *pipe;   /* this thread's, if source bytes are in it */
 };
 
 /**
@@ -45,6 +48,7 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
  */
 int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 		    off_t off, struct afd_rbuf *rb);
+/** After the reply: free the scratch, empty the pipe. */
 void afd_rbuf_free(struct afd_rbuf *rb);
 /**
  * Handles are counted: the kernel may send release as soon as it has a
