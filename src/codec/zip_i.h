@@ -15,6 +15,8 @@
 
 /* Warning lines kept per archive; later ones are only counted. */
 #define AF_ZIP_MAX_WARNINGS 100u
+/* Longest member name component: a file name on Linux (NAME_MAX). */
+#define AF_ZIP_MAX_COMPONENT 255u
 /* Largest central directory read into memory. */
 #define AF_ZIP_MAX_CDIR (512ull << 20)
 

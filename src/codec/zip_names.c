@@ -89,6 +89,9 @@ const char *af_zip_name_problem(const unsigned char *name, size_t len,
 			return "\"..\" path component";
 		if (n == 1 && name[start] == '.')
 			return "\".\" path component";
+		/* a longer component would be listed yet unreachable (NAME_MAX) */
+		if (n > AF_ZIP_MAX_COMPONENT)
+			return "path component longer than 255 bytes";
 		start = i + 1;
 	}
 	return NULL;
