@@ -89,7 +89,7 @@ class CorpusTreeTest(MountCase):
         mountlib.check_all(self, self.kinds("file"), check)
 
     def test_symlinks_are_symlinks_with_the_same_target(self):
-        for rel in ("link-to-f8.npy", "dangling-link"):
+        for rel in ("link-to-f8.npy", "dangling-link", "link-to-folder", "absolute-link.npy"):
             with self.subTest(rel=rel):
                 self.assertTrue(os.path.islink(self.mp(rel)))
                 self.assertEqual(os.readlink(self.mp(rel)), os.readlink(fixtures("corpus", rel)))
@@ -97,6 +97,18 @@ class CorpusTreeTest(MountCase):
     def test_symlink_to_array_file_leads_to_its_array_directory(self):
         self.assertEqual(sorted(os.listdir(self.mp("link-to-f8.npy"))),
                          sorted(os.listdir(self.mp("dtypes/f8_le.npy"))))
+
+    def test_odd_file_names_are_kept(self):
+        names = sorted(os.listdir(self.mp("names")))
+        self.assertEqual(names, sorted(["with space.npy", "ünïcødé 数组.npy", ".hidden.npy",
+                                        "double.npy.npy", "npy-without-extension"]))
+        self.assertIn("with space.ra", os.listdir(self.mp("names", "with space.npy")))
+        self.assertIn("ünïcødé 数组.npy", os.listdir(self.mp("names", "ünïcødé 数组.npy")))
+        self.assertIn(".hidden.ra", os.listdir(self.mp("names", ".hidden.npy")))
+        self.assertEqual(sorted(os.listdir(self.mp("names", "double.npy.npy"))),
+                         sorted(["data", "shape", "dtype", "header", "double.npy.npy",
+                                 "double.npy.ra"]))
+        self.assertTrue(os.path.isfile(self.mp("names", "npy-without-extension")))
 
     def test_npz_is_a_directory_of_its_members(self):
         names = sorted(os.listdir(self.mp("npz/stored.npz")))
