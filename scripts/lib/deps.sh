@@ -8,7 +8,7 @@ packages=(
   gcc meson ninja-build pkg-config
   libfuse3-dev fuse3 zlib1g-dev liblz4-dev check
   python3 python3-numpy
-  attr man-db groff-base
+  attr man-db groff-base valgrind
   "$@"
 )
 
