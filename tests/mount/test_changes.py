@@ -132,6 +132,29 @@ class SourceChangesTest(ChangeCase):
         self.assertTrue(os.path.isdir(self.mp("sub", "new.npy")))
         self.assert_array_dir("sub/new.npy", new)
 
+    def test_npz_rewritten_with_other_keys_shows_the_new_members(self):
+        np.savez(self.src.join("z.npz"), keep=self.old, gone=self.old)
+        wait_for(lambda: sorted(os.listdir(self.mp("z.npz"))) == ["gone.npy", "keep.npy"],
+                 DEADLINE, what="the first members")
+        new = np.arange(3, dtype="<u8")
+        np.savez_compressed(self.src.join("z.npz"), keep=new, **{"added/deep": self.old})
+        wait_for(lambda: sorted(os.listdir(self.mp("z.npz"))) == ["added", "keep.npy"],
+                 DEADLINE, what="the new members")
+        self.assert_array_dir("z.npz/keep.npy", new)
+        self.assert_array_dir("z.npz/added/deep.npy", self.old)
+
+    def test_ra_rewritten_shows_new_dims_and_data(self):
+        ref = read(mountlib.reference("test.ra"))
+        with open(self.src.join("r.ra"), "wb") as f:
+            f.write(ref)
+        self.wait_content("r.ra/r.ra", ref, "the first .ra")
+        other = read(mountlib.reference("randf64.ra"))
+        with open(self.src.join("r.ra"), "r+b") as f:  # in place, same inode
+            f.truncate(0)
+            f.write(other)
+        self.wait_content("r.ra/r.ra", other, "the rewritten .ra")
+        self.assertEqual(read(self.mp("r.ra", "shape")), b"4 4\n")
+
     def test_valid_file_replaced_by_broken_one_and_back(self):
         with open(self.src.join("a.npy"), "wb") as f:
             f.write(b"\x93NUMPY garbage")
