@@ -12,15 +12,22 @@
  * Memory per stream is bounded:
  *   points:  32 KiB per AF_INFLATE_SPAN of output already reached
  *            (1.6 % of the member at the default 2 MiB span),
- *   cursors: AF_INFLATE_CURSORS x (~7 KiB zlib state + 32 KiB window + input buffer),
- *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK.
+ *   cursors: AF_INFLATE_CURSORS x (~7 KiB zlib state + 32 KiB window +
+ *            128 KiB input buffer + one AF_INFLATE_BLOCK), allocated on use,
+ *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
+ * about 1.9 MiB in all with the defaults, besides the points.
  *
  * Invariants:
  *  - Output past uncomp_size is never produced: a stream that would inflate
  *    to more than the declared size, or ends before it, is AF_E_CORRUPT.
  *  - When one pass reaches the end, the CRC-32 of the whole output is
  *    checked against the expected value; a mismatch is AF_E_CORRUPT.
- *  - All functions on one af_inflate are thread-safe (internal mutex).
+ *    These three (too long, too short, bad CRC) condemn the whole member:
+ *    every later read returns the same error. Other errors (bad data at
+ *    some offset, truncation, I/O) fail only the reads that reach them.
+ *  - All functions on one af_inflate are thread-safe (internal mutex, held
+ *    only for bookkeeping, never while inflating; readers that need the
+ *    same cursor wait for it). af_inflate_close needs no read in flight.
  */
 #ifndef ARRAYFS_AF_INFLATE_H
 #define ARRAYFS_AF_INFLATE_H
