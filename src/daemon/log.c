@@ -89,6 +89,17 @@ static bool first_time(struct afd_log *lg, uint64_t key)
 	return fresh;
 }
 
+void afd_log_once(struct afd_log *lg, uint64_t key, enum afd_log_level lvl,
+		  const char *fmt, ...)
+{
+	if ((lvl == AFD_LOG_DEBUG && !lg->debug) || !first_time(lg, key))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(lg, lvl, fmt, ap);
+	va_end(ap);
+}
+
 void afd_log_broken(struct afd_log *lg, uint64_t key, const char *path,
 		    const af_error *err)
 {

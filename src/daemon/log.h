@@ -31,6 +31,10 @@ void afd_log_destroy(struct afd_log *lg);
 void afd_log(struct afd_log *lg, enum afd_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/** Like afd_log, but only the first time @p key is seen. */
+void afd_log_once(struct afd_log *lg, uint64_t key, enum afd_log_level lvl,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /*
  * "cannot read <path>: <reason> (at byte N)", once per @p key (0 = always).
  * Callers derive key from the path and the source's identity.

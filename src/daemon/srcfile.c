@@ -237,8 +237,8 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 			goto broken;
 		}
 		sf->fd = zfd;
-		size_t n = af_zip_count(sf->zip);
-		if (afd_ztree_build(&sf->tree, sf->zip) < 0 ||
+		size_t n = af_zip_count(sf->zip), skipped = 0;
+		if (afd_ztree_build(&sf->tree, sf->zip, &skipped) < 0 ||
 		    !(sf->minfo = calloc(n ? n : 1, sizeof(*sf->minfo)))) {
 			af_zip_close(sf->zip);
 			sf->zip = NULL;
@@ -248,16 +248,23 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 			af_error_set(&err, AF_E_NOMEM, AF_NO_OFFSET, "out of memory");
 			goto broken;
 		}
+		/* once per archive version, however often it is re-read */
 		for (size_t i = 0; i < af_zip_warning_count(sf->zip); i++)
-			afd_log(&c->log, AFD_LOG_WARN, "%s: %s", path,
-				af_zip_warning(sf->zip, i));
+			afd_log_once(&c->log, sf->key ^ afd_hash_mix(i + 7),
+				     AFD_LOG_WARN, "%s: %s", path,
+				     af_zip_warning(sf->zip, i));
+		if (skipped)
+			afd_log_once(&c->log, sf->key ^ 0x6c6f6e67,
+				     AFD_LOG_WARN, "%s: %zu member(s) left out: "
+				     "a name part is longer than 255 bytes", path,
+				     skipped);
 		sf->kind = SK_NPZ;
 		return sf;
 	}
 	if (af_array_parse_named(name, &src, &sf->arr.a, &err) != AF_OK)
 		goto broken;
 	if (sf->arr.a.ra_unknown_flags)
-		afd_log(&c->log, AFD_LOG_WARN,
+		afd_log_once(&c->log, sf->key ^ 0x666c6167, AFD_LOG_WARN,
 			"%s: unknown RawArray flag bits 0x%llx ignored", path,
 			(unsigned long long)sf->arr.a.ra_unknown_flags);
 	sf->arr.offset = sf->arr.a.data_offset;
@@ -512,7 +519,8 @@ int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
 		af_status st = af_member_open(&mi->m, sf->zip, i, &err);
 		if (st != AF_OK) {
 			mi->m = NULL;
-			afd_log_broken(&c->log, 0, sf->path, &err);
+			afd_log_broken(&c->log, sf->key ^ afd_hash_mix(i + 3),
+				       sf->path, &err);
 			rc = -af_status_errno(st);
 		}
 	}

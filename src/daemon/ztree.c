@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The folder tree of an npz archive, from member names only. */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,15 +117,31 @@ static long ensure_dir(struct afd_ztree *t, const char *name, size_t len)
 	return idx;
 }
 
-int afd_ztree_build(struct afd_ztree *t, const af_zip *z)
+static bool parts_fit(const char *name)
+{
+	size_t run = 0;
+	for (const char *p = name; *p; p++) {
+		run = *p == '/' ? 0 : run + 1;
+		if (run > NAME_MAX)
+			return false;
+	}
+	return true;
+}
+
+int afd_ztree_build(struct afd_ztree *t, const af_zip *z, size_t *skipped)
 {
 	memset(t, 0, sizeof(*t));
+	*skipped = 0;
 	if (ensure_dir(t, "", 0) < 0)
 		goto nomem;
 	size_t n = af_zip_count(z);
 	for (size_t i = 0; i < n; i++) {
 		const af_zip_entry *e = af_zip_entry_at(z, i);
 		size_t len = strlen(e->name);
+		if (!parts_fit(e->name)) {
+			(*skipped)++;
+			continue;
+		}
 		if (e->is_dir || (len && e->name[len - 1] == '/')) {
 			if (ensure_dir(t, e->name, len) < 0)
 				goto nomem;

@@ -35,8 +35,12 @@ struct afd_ztree {
 	size_t nslots;
 };
 
-/** Build the tree of @p z. Returns 0 or -ENOMEM (tree left empty). */
-int afd_ztree_build(struct afd_ztree *t, const af_zip *z);
+/**
+ * Build the tree of @p z. Members with a name part longer than NAME_MAX
+ * (255 bytes) are left out: no kernel can look them up; *skipped counts
+ * them. Returns 0 or -ENOMEM (tree left empty).
+ */
+int afd_ztree_build(struct afd_ztree *t, const af_zip *z, size_t *skipped);
 void afd_ztree_free(struct afd_ztree *t);
 /** Index of the folder with path @p prefix ("" or "a/b/"), or -1. */
 long afd_ztree_dir(const struct afd_ztree *t, const char *prefix, size_t len);
