@@ -3,7 +3,6 @@
 """The content of every array directory of the corpus, judged by numpy."""
 import os
 import sys
-import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import expect  # noqa: E402

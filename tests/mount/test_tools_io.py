@@ -7,7 +7,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np  # noqa: E402
