@@ -30,6 +30,11 @@ MEMBERS = int(os.environ.get("AF_HOSTILE_MEMBERS", "1000000"))
 LIST_DEADLINE = 300.0   # seconds to list every member
 BYTES_PER_MEMBER = 1024  # daemon RSS allowed per listed member (ASan: x3)
 
+# Under AddressSanitizer freed memory waits in a quarantine (256 MiB by
+# default) before reuse, which would hide the bound we measure: keep it small.
+if os.environ.get("ASAN_OPTIONS") is not None:
+    os.environ["ASAN_OPTIONS"] += ":quarantine_size_mb=16"
+
 
 def npy_bytes(arr):
     f = io.BytesIO()
@@ -539,7 +544,7 @@ class HugeViewReadTest(mountlib.MountCase):
         self.read_all_zero(self.mp("zeros.npz", "zeros.npy", "data"), self.zeros)
         t2 = time.monotonic()
         grew = rss_kib(pid) - rss0
-        bound = (192 if sanitized(pid) else 64) * 1024
+        bound = (96 if sanitized(pid) else 64) * 1024
         print("\n256 MiB swapped view in %.1f s, 256 MiB deflated member in %.1f s; "
               "RSS +%d KiB (bound %d)" % (t1 - t0, t2 - t1, grew, bound), file=sys.stderr)
         self.assertLess(grew, bound)
