@@ -7,9 +7,9 @@ no fd or memory growth; 8 threads reading random ranges for a bounded time,
 every byte judged by numpy; a source on a file system that returns EIO.
 
 The rule everywhere: the daemon lives; a reader gets old bytes, new bytes or
-EIO, never a mix and never a crash. (A SIGBUS in a reader that touches an
-mmap past the new end of a shrunk file is the kernel's normal behaviour and
-is accepted; it happens in a child process.)"""
+EIO, never a mix and never a crash. (A SIGBUS in a reader whose mmap page-in
+fails, past the new end of a shrunk file or because the read got EIO, is the
+kernel's normal behaviour and is accepted; it happens in a child process.)"""
 import errno
 import hashlib
 import io
@@ -238,7 +238,7 @@ class MmapTest(FaultCase):
     def mapped_reader(self, rel, change, allowed):
         """Map REL in a child, CHANGE the source, let the child read the whole
         mapping. The child must print the digest of one of the ALLOWED byte
-        strings, or die of SIGBUS (the kernel's answer past EOF)."""
+        strings, or die of SIGBUS (the kernel's answer to a failed page-in)."""
         child = subprocess.Popen([sys.executable, "-c", MMAP_CHILD, self.mp(*rel)],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
@@ -256,10 +256,15 @@ class MmapTest(FaultCase):
                 child.wait()
         self.m.check_alive()
         if child.returncode == -signal.SIGBUS:
+            print("\n%s: the mapping reader got SIGBUS" % "/".join(rel), file=sys.stderr)
             return "sigbus"
         self.assertEqual(child.returncode, 0, err)
         digests = {hashlib.sha256(b).hexdigest() + " %d" % len(b) for b in allowed}
         self.assertIn(out.strip(), digests, "the mapping held neither old nor new bytes")
+        which = [i for i, b in enumerate(allowed)
+                 if hashlib.sha256(b).hexdigest() + " %d" % len(b) == out.strip()]
+        print("\n%s: the mapping reader saw the %s bytes" % (
+            "/".join(rel), "old" if which[0] == 0 else "new"), file=sys.stderr)
         return "bytes"
 
     def test_mmap_of_npy_data_while_source_truncated(self):
