@@ -242,6 +242,37 @@ class HostileHeadersTest(mountlib.MountCase):
             self.assertIn(name, log, "no log line names " + name)
 
 
+class BigHeadersTest(unittest.TestCase):
+    """Headers that are really that long: over the parser's 16 MiB limit, a
+    plain file; a 200,000-field structured dtype (a 3.4 MB header), an array
+    read in bounded time."""
+
+    def test_giant_and_wide_headers_are_bounded(self):
+        tmp = TempDir()
+        self.addCleanup(tmp.close)
+        data = np.arange(10, dtype="<f8").tobytes()
+        giant = npy_v2("{'descr': '<f8', 'fortran_order': False, 'shape': (10,), }" +
+                       " " * (16 << 20) + "\n", data)
+        descr = "[" + ", ".join("('f%d', '<i4')" % i for i in range(200000)) + "]"
+        wide = npy_v2("{'descr': %s, 'fortran_order': False, 'shape': (2,), }\n" % descr,
+                      bytes(range(256)) * 6250)
+        for name, buf in (("giant.npy", giant), ("wide.npy", wide)):
+            with open(tmp.join(name), "wb") as f:
+                f.write(buf)
+        with mountlib.mount(tmp.path) as m:
+            rss0 = rss_kib(m.proc.pid)
+            t0 = time.monotonic()
+            self.assertTrue(os.path.isfile(m.path("giant.npy")))
+            self.assertEqual(read(m.path("giant.npy")), giant)
+            self.assertEqual(read(m.path("wide.npy", "dtype")), (descr + "\n").encode())
+            self.assertEqual(read(m.path("wide.npy", "shape")), b"2\n")
+            self.assertEqual(read(m.path("wide.npy", "data")), bytes(range(256)) * 6250)
+            secs = time.monotonic() - t0
+            grew = rss_kib(m.proc.pid) - rss0
+            print("\nbig headers: %.1f s, RSS +%d KiB" % (secs, grew), file=sys.stderr)
+            self.assertLess(grew, 256 * 1024)
+
+
 # -- zip bombs and lies in zip headers ----------------------------------------
 class ZipBombTest(mountlib.MountCase):
     """Archives holding one or more lying members beside good ones."""
