@@ -79,6 +79,19 @@ def fd_count(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
+def fd_targets(pid):
+    d = "/proc/%d/fd" % pid
+    out = {}
+    for n in os.listdir(d):
+        try:
+            t = os.readlink(os.path.join(d, n))
+        except OSError:
+            continue
+        t = t.split(":[")[0]
+        out[t] = out.get(t, 0) + 1
+    return out
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -393,12 +406,14 @@ class ManyCyclesTest(FaultCase):
                 fd = os.open(p, os.O_RDONLY)
                 try:
                     off = rng.randrange(0, len(want[p]) + 1)
+                    # drop the page cache so the read reaches the daemon
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
                     if os.pread(fd, 4096, off) != want[p][off:off + 4096]:
                         self.fail("%s at %d: wrong bytes" % (p, off))
                 finally:
                     os.close(fd)
 
-        cycles(500, 1)  # warm up: caches reach their steady size
+        cycles(2000, 1)  # warm up: caches and worker threads reach their steady size
         fds0, rss0 = fd_count(pid), rss_kib(pid)
         t0 = time.monotonic()
         cycles(CYCLES, 2)
@@ -407,7 +422,9 @@ class ManyCyclesTest(FaultCase):
         bound = 96 * 1024 if sanitized(pid) else 16 * 1024
         print("\n%d cycles in %.1f s: daemon fds %d -> %d, RSS %d -> %d KiB (bound +%d)"
               % (CYCLES, secs, fds0, fds1, rss0, rss1, bound), file=sys.stderr)
-        self.assertLessEqual(fds1, fds0 + 2, "the daemon's fd count grew")
+        # a new worker thread brings its splice pipe (2 fds): allow a few,
+        # never one a cycle
+        self.assertLessEqual(fds1, fds0 + 8, "the daemon's fd count grew: %s" % fd_targets(pid))
         self.assertLess(rss1 - rss0, bound, "the daemon's RSS grew by %d KiB" % (rss1 - rss0))
 
 
