@@ -49,9 +49,11 @@ static const char *const time_units[] = {
 	"\xce\xbcs", /* numpy also reads the micro sign */
 };
 
-static af_status bad_type(const char *s, size_t len, af_error *err,
-			  const char *why)
+/* Refuses a type string; *out may be half-set by then, so it is zeroed. */
+static af_status bad_type(const char *s, size_t len, af_dtype *out,
+			  af_error *err, const char *why)
 {
+	memset(out, 0, sizeof(*out));
 	return af_error_set(err, AF_E_DTYPE, AF_NO_OFFSET,
 			    "type string '%.*s' %s", len > 40 ? 40 : (int)len,
 			    s, why);
@@ -136,7 +138,7 @@ af_status af_dtype_parse_typestr(const char *s, size_t len, af_dtype *out,
 		len--;
 	}
 	if (len == 0)
-		return bad_type(s0, len0, err, "has no type code");
+		return bad_type(s0, len0, out, err, "has no type code");
 	char k = s[0];
 	const char *rest = s + 1;
 	size_t rlen = len - 1;
@@ -150,11 +152,11 @@ af_status af_dtype_parse_typestr(const char *s, size_t len, af_dtype *out,
 				return AF_OK;
 			}
 		}
-		return bad_type(s0, len0, err, "is not a numpy type");
+		return bad_type(s0, len0, out, err, "is not a numpy type");
 	}
 	if (k == 'M' || k == 'm') {
 		if (rest[0] != '8' || (rlen > 1 && !valid_time_unit(rest + 1, rlen - 1)))
-			return bad_type(s0, len0, err,
+			return bad_type(s0, len0, out, err,
 					"is not a datetime type (M8[unit] or m8[unit])");
 		out->kind = k == 'M' ? AF_KIND_DATETIME : AF_KIND_TIMEDELTA;
 		out->itemsize = 8;
@@ -162,7 +164,7 @@ af_status af_dtype_parse_typestr(const char *s, size_t len, af_dtype *out,
 		return AF_OK;
 	}
 	if (!parse_size(rest, rlen, &n))
-		return bad_type(s0, len0, err, "has an invalid size");
+		return bad_type(s0, len0, out, err, "has an invalid size");
 	bool ok;
 	switch (k) {
 	case 'b':
@@ -202,7 +204,7 @@ af_status af_dtype_parse_typestr(const char *s, size_t len, af_dtype *out,
 		ok = false;
 	}
 	if (!ok)
-		return bad_type(s0, len0, err, "is not a numpy type");
+		return bad_type(s0, len0, out, err, "is not a numpy type");
 	out->itemsize = n;
 	finish_scalar(out, order);
 	return AF_OK;

@@ -103,6 +103,26 @@ START_TEST(invalid_type_strings)
 }
 END_TEST
 
+/* af_status.h: a failed call leaves its out-parameters zeroed, not half-set. */
+START_TEST(invalid_type_string_leaves_dtype_zeroed)
+{
+	static const char *const bad[] = { "<i3", "c4", "b2", "U1000000000", "O4" };
+	static const af_dtype zero;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		af_dtype dt;
+		memset(&dt, 0xA5, sizeof(dt));
+		ck_assert_int_eq(ts(bad[i], &dt), AF_E_DTYPE);
+		ck_assert_msg(dt.kind == zero.kind && dt.itemsize == zero.itemsize &&
+			      dt.byteorder == zero.byteorder &&
+			      dt.scalar_size == zero.scalar_size &&
+			      dt.has_object == zero.has_object &&
+			      dt.nfields == zero.nfields,
+			      "'%s' left kind %d itemsize %llu", bad[i], (int)dt.kind,
+			      (unsigned long long)dt.itemsize);
+	}
+}
+END_TEST
+
 START_TEST(quoted_type_string)
 {
 	af_dtype dt;
@@ -290,6 +310,7 @@ int main(void)
 	tcase_add_test(tc, text_and_void_type_strings);
 	tcase_add_test(tc, datetime_type_strings);
 	tcase_add_test(tc, invalid_type_strings);
+	tcase_add_test(tc, invalid_type_string_leaves_dtype_zeroed);
 	tcase_add_test(tc, quoted_type_string);
 	tcase_add_test(tc, struct_offsets_and_fields);
 	tcase_add_test(tc, struct_padding_not_a_field);
