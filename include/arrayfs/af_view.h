@@ -19,8 +19,9 @@
  *    AF_LZ4_MAX_DECODED with AF_E_LIMIT), decoded on the first read that
  *    needs it and kept until af_view_close; while decoding, the compressed
  *    block is held too. Each view decodes its own copy. A read of
- *    byte-swapped data uses a bounce buffer of at most 64 KiB per call;
- *    nothing else grows with the length read.
+ *    byte-swapped data swaps in the caller's buffer (scalars cut by the
+ *    ends of the read go through a 16-byte stack buffer); nothing grows
+ *    with the length read.
  */
 #ifndef ARRAYFS_AF_VIEW_H
 #define ARRAYFS_AF_VIEW_H

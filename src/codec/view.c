@@ -11,8 +11,9 @@
 #include "lz4_i.h"
 #include "view_i.h"
 
-/* Swapped reads go through a bounce buffer of at most this many bytes. */
-#define VIEW_SWAP_CHUNK 65536u
+/* Largest scalar a view byte-swaps: the halves of a complex256 (af_dtype
+ * never gives more; a hand-made af_array with more is refused at open). */
+#define VIEW_SWAP_MAX_SCALAR 16u
 
 typedef enum view_data {
 	VIEW_DATA_SOURCE = 1, /* bytes of the source, unchanged */
@@ -73,7 +74,7 @@ static af_status view_set_data(af_view *v, const af_array *a,
 				    a->stored_size, a->data_size);
 	const af_dtype *dt = &a->dtype;
 	if (swap_big_endian && dt->byteorder == '>' && dt->scalar_size > 1) {
-		if (dt->scalar_size > VIEW_SWAP_CHUNK ||
+		if (dt->scalar_size > VIEW_SWAP_MAX_SCALAR ||
 		    a->data_size % dt->scalar_size != 0)
 			return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
 					    "cannot byte-swap %" PRIu64
@@ -276,37 +277,44 @@ static void swap_scalars(unsigned char *p, size_t len, unsigned scalar)
 }
 
 /*
- * Data bytes [d, d + n) of a byte-swapped view: read whole scalars around
- * the slice through a bounded bounce buffer, reverse each, copy the part asked.
+ * Data bytes [d, d + n) of a byte-swapped view. Whole scalars are read
+ * straight into the caller's buffer and reversed there (no allocation, no
+ * second copy: this runs for every FUSE read); only a scalar cut by either
+ * end of the slice goes through a one-scalar stack buffer.
  */
 static af_status view_read_swapped(const af_view *v, unsigned char *out,
 				   uint64_t d, size_t n, af_error *err)
 {
-	uint64_t first = d - d % v->scalar;
-	uint64_t last = d + n; /* <= data_len, itself a multiple of scalar */
-	if (last % v->scalar)
-		last += v->scalar - last % v->scalar;
-	size_t chunk = VIEW_SWAP_CHUNK - VIEW_SWAP_CHUNK % v->scalar;
-	if (last - first < chunk)
-		chunk = (size_t)(last - first);
-	unsigned char *bounce = malloc(chunk);
-	if (!bounce)
-		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
-				    "no memory for a %zu-byte swap buffer", chunk);
-	af_status st = AF_OK;
-	for (uint64_t at = first; at < last; at += chunk) {
-		size_t c = last - at < chunk ? (size_t)(last - at) : chunk;
-		st = af_source_read_exact(&v->src, bounce, c, v->src_base + at,
+	const unsigned s = v->scalar;
+	while (n > 0) {
+		size_t skip = (size_t)(d % s);
+		af_status st;
+		if (skip == 0 && n >= s) {
+			size_t whole = n - n % s;
+			st = af_source_read_exact(&v->src, out, whole,
+						  v->src_base + d, err);
+			if (st != AF_OK)
+				return st;
+			swap_scalars(out, whole, s);
+			out += whole;
+			d += whole;
+			n -= whole;
+			continue;
+		}
+		/* data_len is a multiple of s, so the whole scalar exists */
+		unsigned char one[VIEW_SWAP_MAX_SCALAR];
+		st = af_source_read_exact(&v->src, one, s, v->src_base + d - skip,
 					  err);
 		if (st != AF_OK)
-			break;
-		swap_scalars(bounce, c, v->scalar);
-		uint64_t lo = at > d ? at : d;
-		uint64_t hi = at + c < d + n ? at + c : d + n;
-		memcpy(out + (lo - d), bounce + (lo - at), (size_t)(hi - lo));
+			return st;
+		swap_scalars(one, s, s);
+		size_t c = s - skip < n ? s - skip : n;
+		memcpy(out, one + skip, c);
+		out += c;
+		d += c;
+		n -= c;
 	}
-	free(bounce);
-	return st;
+	return AF_OK;
 }
 
 af_status af_view_read(af_view *v, void *buf, size_t len, uint64_t off,
