@@ -33,11 +33,17 @@ int afd_notify_init(struct afd_notify *n)
 	 * the attribute timeout or when a handler notices them */
 	n->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (n->efd < 0) {
+	n->wds = calloc(AFD_WD_BUCKETS, sizeof(*n->wds));
+	if (n->efd < 0 || !n->wds) {
+		int e = n->efd < 0 ? errno : ENOMEM;
 		if (n->ifd >= 0)
 			close(n->ifd);
+		if (n->efd >= 0)
+			close(n->efd);
+		free(n->wds);
 		pthread_mutex_destroy(&n->lock);
-		return -errno;
+		n->ifd = n->efd = -1;
+		return -e;
 	}
 	return 0;
 }
@@ -50,8 +56,14 @@ void afd_notify_destroy(struct afd_notify *n)
 		free(it->path);
 		free(it);
 	}
-	for (size_t i = 0; i < n->nwds; i++)
-		free(n->wds[i].path);
+	for (size_t i = 0; i < AFD_WD_BUCKETS; i++) {
+		while (n->wds[i]) {
+			struct afd_wdpath *w = n->wds[i];
+			n->wds[i] = w->next;
+			free(w->path);
+			free(w);
+		}
+	}
 	free(n->wds);
 	free(n->single_name);
 	if (n->ifd >= 0)
@@ -66,6 +78,15 @@ static void wake(struct afd_notify *n)
 	uint64_t one = 1;
 	ssize_t r = write(n->efd, &one, sizeof(one));
 	(void)r;
+}
+
+/* Where watch @p wd is (or would go) in the map (lock held). */
+static struct afd_wdpath **wd_slot(struct afd_notify *n, int wd)
+{
+	struct afd_wdpath **pp = &n->wds[(unsigned)wd & (AFD_WD_BUCKETS - 1)];
+	while (*pp && (*pp)->wd != wd)
+		pp = &(*pp)->next;
+	return pp;
 }
 
 void afd_notify_path(struct afd_ctx *c, const char *path, bool drop)
@@ -116,42 +137,35 @@ int afd_notify_watch(struct afd_ctx *c, const char *path)
 		return -1;
 	}
 	char *p = strdup(path);
-	if (!p) {
+	struct afd_wdpath *fresh = malloc(sizeof(*fresh));
+	if (!p || !fresh) {
+		free(p);
+		free(fresh);
 		return -1;
 	}
 	pthread_mutex_lock(&n->lock);
-	for (size_t i = 0; i < n->nwds; i++) {
-		if (n->wds[i].wd == wd) {
-			/* the same folder again (a new node): newest path wins */
-			n->wds[i].refs++;
-			free(n->wds[i].path);
-			n->wds[i].path = p;
-			pthread_mutex_unlock(&n->lock);
-			return wd;
-		}
+	struct afd_wdpath **pp = wd_slot(n, wd);
+	if (*pp) {
+		/* the same folder again (a new node): newest path wins */
+		(*pp)->refs++;
+		free((*pp)->path);
+		(*pp)->path = p;
+		free(fresh);
+	} else {
+		*fresh = (struct afd_wdpath){ wd, 1, p, NULL };
+		*pp = fresh;
 	}
-	if (n->nwds == n->capwds) {
-		size_t nc = n->capwds ? n->capwds * 2 : 16;
-		struct afd_wdpath *nw = realloc(n->wds, nc * sizeof(*nw));
-		if (!nw) {
-			pthread_mutex_unlock(&n->lock);
-			free(p);
-			inotify_rm_watch(n->ifd, wd);
-			return -1;
-		}
-		n->wds = nw;
-		n->capwds = nc;
-	}
-	n->wds[n->nwds++] = (struct afd_wdpath){ wd, 1, p };
 	pthread_mutex_unlock(&n->lock);
 	return wd;
 }
 
-/* Forget map entry i (lock held). */
-static void wd_remove(struct afd_notify *n, size_t i)
+/* Unlink and free the map entry at @p pp (lock held). */
+static void wd_remove(struct afd_wdpath **pp)
 {
-	free(n->wds[i].path);
-	n->wds[i] = n->wds[--n->nwds];
+	struct afd_wdpath *w = *pp;
+	*pp = w->next;
+	free(w->path);
+	free(w);
 }
 
 void afd_notify_unwatch(struct afd_ctx *c, int wd)
@@ -160,14 +174,10 @@ void afd_notify_unwatch(struct afd_ctx *c, int wd)
 	if (wd < 0 || n->ifd < 0)
 		return;
 	pthread_mutex_lock(&n->lock);
-	for (size_t i = 0; i < n->nwds; i++) {
-		if (n->wds[i].wd == wd) {
-			if (--n->wds[i].refs == 0) {
-				wd_remove(n, i);
-				inotify_rm_watch(n->ifd, wd);
-			}
-			break;
-		}
+	struct afd_wdpath **pp = wd_slot(n, wd);
+	if (*pp && --(*pp)->refs == 0) {
+		wd_remove(pp);
+		inotify_rm_watch(n->ifd, wd);
 	}
 	pthread_mutex_unlock(&n->lock);
 }
@@ -197,26 +207,24 @@ static char *event_path(struct afd_ctx *c, const struct inotify_event *ev)
 	struct afd_notify *n = &c->notify;
 	char *out = NULL;
 	pthread_mutex_lock(&n->lock);
-	for (size_t i = 0; i < n->nwds; i++) {
-		if (n->wds[i].wd != ev->wd)
-			continue;
-		const char *dir = n->wds[i].path;
-		if (ev->mask & IN_IGNORED) {
-			/* the kernel dropped the watch (folder gone) */
-			wd_remove(n, i);
-			break;
-		}
-		if (!ev->len || !ev->name[0]) {
-			out = strdup(dir);
-		} else if (n->single_name) {
-			if (strcmp(ev->name, n->single_name) == 0)
-				out = strdup(n->single_name);
-		} else if (strcmp(dir, ".") == 0) {
-			out = strdup(ev->name);
-		} else if (asprintf(&out, "%s/%s", dir, ev->name) < 0) {
-			out = NULL;
-		}
-		break;
+	struct afd_wdpath **pp = wd_slot(n, ev->wd);
+	if (!*pp) {
+		pthread_mutex_unlock(&n->lock);
+		return NULL;
+	}
+	const char *dir = (*pp)->path;
+	if (ev->mask & IN_IGNORED) {
+		/* the kernel dropped the watch (folder gone) */
+		wd_remove(pp);
+	} else if (!ev->len || !ev->name[0]) {
+		out = strdup(dir);
+	} else if (n->single_name) {
+		if (strcmp(ev->name, n->single_name) == 0)
+			out = strdup(n->single_name);
+	} else if (strcmp(dir, ".") == 0) {
+		out = strdup(ev->name);
+	} else if (asprintf(&out, "%s/%s", dir, ev->name) < 0) {
+		out = NULL;
 	}
 	pthread_mutex_unlock(&n->lock);
 	return out;

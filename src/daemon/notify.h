@@ -22,7 +22,11 @@ struct afd_wdpath {
 	int wd;
 	unsigned refs;
 	char *path;
+	struct afd_wdpath *next;
 };
+
+/* Buckets of the wd -> folder map (wds grow one by one: wd & mask spreads). */
+#define AFD_WD_BUCKETS 1024u
 
 struct afd_nqitem {
 	char *path;
@@ -38,8 +42,7 @@ struct afd_notify {
 	pthread_t thread;
 	struct afd_nqitem *head, *tail;
 	size_t queued;
-	struct afd_wdpath *wds;  /* watch descriptor -> folder path */
-	size_t nwds, capwds;
+	struct afd_wdpath **wds; /* watch descriptor -> folder path */
 	char *single_name;       /* single-file source: its name in root_dir */
 };
 
