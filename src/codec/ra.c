@@ -12,6 +12,7 @@
 
 #include "arrayfs/arrayfs.h"
 #include "bytes_i.h"
+#include "ra_i.h"
 
 #define RA_KNOWN_FLAGS (AF_RA_FLAG_BIG_ENDIAN | AF_RA_FLAG_COMPRESSED)
 
@@ -98,27 +99,44 @@ static af_status check_type(uint64_t eltype, uint64_t elbyte, af_error *err)
 	return AF_OK;
 }
 
+size_t af_ra_descr(const af_dtype *dt, bool bf16_as_u2, char *out, size_t cap)
+{
+	char letter;
+	switch (dt->kind) {
+	case AF_KIND_INT: letter = 'i'; break;
+	case AF_KIND_UINT: letter = 'u'; break;
+	case AF_KIND_FLOAT: letter = 'f'; break;
+	case AF_KIND_COMPLEX: letter = 'c'; break;
+	case AF_KIND_BOOL: letter = 'b'; break;
+	case AF_KIND_VOID: letter = 'V'; break;
+	case AF_KIND_BFLOAT16:
+		letter = 'u';
+		if (!bf16_as_u2) {
+			int n = snprintf(out, cap, "bfloat16");
+			return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+		}
+		break;
+	default:
+		return 0;
+	}
+	int n = snprintf(out, cap, "%c%c%llu", dt->byteorder, letter,
+			 (unsigned long long)dt->itemsize);
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
 /* Fills the numpy view of the element type: descr and af_dtype. */
 static af_status make_dtype(af_array *a, bool big_endian)
 {
-	static const char codes[] = { 'V', 'i', 'u', 'f', 'c' };
 	static const af_kind kinds[] = { AF_KIND_VOID, AF_KIND_INT,
 					 AF_KIND_UINT, AF_KIND_FLOAT,
-					 AF_KIND_COMPLEX };
+					 AF_KIND_COMPLEX, AF_KIND_BFLOAT16 };
 	uint64_t eltype = a->ra_eltype, elbyte = a->ra_elbyte;
 	af_dtype *dt = &a->dtype;
 
+	dt->kind = kinds[eltype];
 	dt->itemsize = elbyte;
 	dt->has_object = false;
 	dt->nfields = 0;
-	if (eltype == RA_ELTYPE_BFLOAT16) {
-		dt->kind = AF_KIND_BFLOAT16;
-		dt->byteorder = big_endian ? '>' : '<';
-		dt->scalar_size = 2;
-		a->descr = strdup("bfloat16");
-		return a->descr ? AF_OK : AF_E_NOMEM;
-	}
-	dt->kind = kinds[eltype];
 	/* Byte order means nothing for opaque records and single bytes. */
 	if (eltype == RA_ELTYPE_USER || elbyte == 1)
 		dt->byteorder = '|';
@@ -131,9 +149,10 @@ static af_status make_dtype(af_array *a, bool big_endian)
 	else
 		dt->scalar_size = elbyte;
 
+	/* "|V" + 20 digits is the longest text */
 	char buf[32];
-	snprintf(buf, sizeof(buf), "%c%c%llu", dt->byteorder, codes[eltype],
-		 (unsigned long long)elbyte);
+	if (af_ra_descr(dt, false, buf, sizeof(buf)) == 0)
+		return AF_E_DTYPE;
 	a->descr = strdup(buf);
 	return a->descr ? AF_OK : AF_E_NOMEM;
 }
@@ -290,8 +309,9 @@ static af_status parse(const af_source *src, af_array *a, af_error *err)
 
 	st = make_dtype(a, a->ra_flags & AF_RA_FLAG_BIG_ENDIAN);
 	if (st != AF_OK)
-		return af_error_set(err, st, AF_NO_OFFSET,
-				    "out of memory for the type string");
+		return af_error_set(err, st, AF_NO_OFFSET, st == AF_E_NOMEM ?
+				    "out of memory for the type string" :
+				    "no numpy type text for this element type");
 	return AF_OK;
 }
 

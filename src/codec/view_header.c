@@ -8,6 +8,7 @@
 
 #include "arrayfs/af_view.h"
 #include "bytes_i.h"
+#include "ra_i.h"
 #include "view_i.h"
 
 /* numpy/lib/format.py constants (numpy 1.24) */
@@ -33,30 +34,11 @@ static unsigned decimal_digits(uint64_t v)
 static af_status ra_descr(const af_array *a, char *out, size_t cap,
 			  af_error *err)
 {
-	char letter;
-	switch (a->dtype.kind) {
-	case AF_KIND_INT: letter = 'i'; break;
-	case AF_KIND_UINT: letter = 'u'; break;
-	case AF_KIND_FLOAT: letter = 'f'; break;
-	case AF_KIND_COMPLEX: letter = 'c'; break;
-	case AF_KIND_BFLOAT16: letter = 'u'; break;
-	case AF_KIND_BOOL: letter = 'b'; break;
-	case AF_KIND_VOID: letter = 'V'; break;
-	default:
+	if (af_ra_descr(&a->dtype, true, out, cap) == 0)
 		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
 				    "RawArray element type %" PRIu64
-				    " has no numpy equivalent",
-				    a->ra_eltype);
-	}
-	char order = (a->ra_flags & AF_RA_FLAG_BIG_ENDIAN) ? '>' : '<';
-	if (letter == 'V' || a->dtype.itemsize == 1)
-		order = '|';
-	int n = snprintf(out, cap, "%c%c%" PRIu64, order, letter,
-			 a->dtype.itemsize);
-	if (n < 0 || (size_t)n >= cap)
-		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
-				    "element size %" PRIu64 " is too large",
-				    a->dtype.itemsize);
+				    " (%" PRIu64 " bytes) has no numpy equivalent",
+				    a->ra_eltype, a->dtype.itemsize);
 	return AF_OK;
 }
 
