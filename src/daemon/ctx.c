@@ -121,7 +121,7 @@ void afd_ctx_destroy(struct afd_ctx *c)
 		afd_nodes_destroy(&c->nodes);
 	if (c->srcs.tab)
 		afd_srcs_destroy(&c->srcs);
-	if (c->notify.efd >= 0)
+	if (c->notify.wds)
 		afd_notify_destroy(&c->notify);
 	if (c->log.seen)
 		afd_log_destroy(&c->log);
