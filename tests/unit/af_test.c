@@ -2,6 +2,7 @@
 /* Helpers shared by the Check unit tests. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "af_test.h"
 
@@ -38,6 +39,26 @@ unsigned char *aft_read_file(const char *path, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return buf;
+}
+
+unsigned char *aft_ra_data(const char *path, size_t *len)
+{
+	size_t n;
+	unsigned char *raw = aft_read_file(path, &n);
+	ck_assert_uint_ge(n, 48);
+	size_t head = 48 + 8 * (size_t)raw[40];
+	ck_assert_uint_ge(n, head);
+	memmove(raw, raw + head, n - head);
+	*len = n - head;
+	return raw;
+}
+
+uint64_t aft_rand(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545F4914F6CDD1DULL;
 }
 
 int aft_run(Suite *s)

@@ -9,6 +9,7 @@
 #define AF_TEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <check.h>
 
 /** Path of @p rel under $AF_FIXTURES; static buffer, valid until the next call. */
@@ -17,6 +18,16 @@ const char *aft_fixture(const char *rel);
 const char *aft_reference(const char *rel);
 /** Read a whole file (ck_abort on failure); the caller frees. */
 unsigned char *aft_read_file(const char *path, size_t *len);
+/**
+ * The data part of a plain .ra file at @p path: the bytes after its
+ * 48 + 8 x ndims header (ck_abort if the file is shorter). The caller frees.
+ */
+unsigned char *aft_ra_data(const char *path, size_t *len);
+/**
+ * xorshift64*: the next number of the sequence whose state the caller keeps
+ * in *@p state (nonzero), so every run tests the same slices.
+ */
+uint64_t aft_rand(uint64_t *state);
 /** Run @p s with Check, print its summary, return the process exit status. */
 int aft_run(Suite *s);
 

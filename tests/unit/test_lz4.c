@@ -11,27 +11,6 @@
 #include "af_test.h"
 #include "../../src/codec/lz4_i.h"
 
-/* A sample's data part: the bytes after the 48 + 8 x ndims header. */
-static unsigned char *ra_data(const char *name, size_t *len)
-{
-	size_t n;
-	unsigned char *raw = aft_read_file(aft_reference(name), &n);
-	ck_assert_uint_ge(n, 48);
-	size_t head = 48 + 8 * (size_t)raw[40];
-	ck_assert_uint_ge(n, head);
-	memmove(raw, raw + head, n - head);
-	*len = n - head;
-	return raw;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
 START_TEST(reference_samples_decode_to_their_twins)
 {
 	static const char *const pairs[][2] = {
@@ -40,8 +19,8 @@ START_TEST(reference_samples_decode_to_their_twins)
 	};
 	for (size_t i = 0; i < 2; i++) {
 		size_t zlen, plen;
-		unsigned char *z = ra_data(pairs[i][0], &zlen);
-		unsigned char *plain = ra_data(pairs[i][1], &plen);
+		unsigned char *z = aft_ra_data(aft_reference(pairs[i][0]), &zlen);
+		unsigned char *plain = aft_ra_data(aft_reference(pairs[i][1]), &plen);
 		unsigned char *out = malloc(plen);
 		af_error err;
 		ck_assert_msg(af_lz4_decode_block(z, zlen, out, plen, 72, &err) ==
@@ -57,7 +36,7 @@ END_TEST
 START_TEST(cut_block_is_corrupt)
 {
 	size_t zlen;
-	unsigned char *z = ra_data("mnist_8_z.ra", &zlen);
+	unsigned char *z = aft_ra_data(aft_reference("mnist_8_z.ra"), &zlen);
 	unsigned char out[2352];
 	for (size_t cut = 0; cut < zlen; cut++) {
 		af_error err;
@@ -72,7 +51,7 @@ END_TEST
 START_TEST(decoded_length_mismatch_is_corrupt)
 {
 	size_t zlen;
-	unsigned char *z = ra_data("mnist_8_z.ra", &zlen);
+	unsigned char *z = aft_ra_data(aft_reference("mnist_8_z.ra"), &zlen);
 	unsigned char out[2353];
 	af_error err;
 	ck_assert_int_eq(af_lz4_decode_block(z, zlen, out, 2353, 72, &err),
@@ -103,7 +82,7 @@ END_TEST
 START_TEST(random_byte_flips_never_crash)
 {
 	size_t zlen;
-	unsigned char *orig = ra_data("mnist_8_z.ra", &zlen);
+	unsigned char *orig = aft_ra_data(aft_reference("mnist_8_z.ra"), &zlen);
 	unsigned char *z = malloc(zlen);
 	/* exactly the decoded size: valgrind sees any write past it */
 	unsigned char *out = malloc(2352);
@@ -112,8 +91,8 @@ START_TEST(random_byte_flips_never_crash)
 	for (int i = 0; i < 5000; i++) {
 		memcpy(z, orig, zlen);
 		for (int j = 0; j < 1 + i % 4; j++)
-			z[rng_next(&seed) % zlen] ^=
-				(unsigned char)(1 + rng_next(&seed) % 255);
+			z[aft_rand(&seed) % zlen] ^=
+				(unsigned char)(1 + aft_rand(&seed) % 255);
 		af_status st = af_lz4_decode_block(z, zlen, out, 2352, 0, NULL);
 		if (st != AF_OK && st != AF_E_CORRUPT)
 			ck_abort_msg("flip %d: status %d", i, (int)st);

@@ -422,15 +422,6 @@ START_TEST(truncated_valid_files_never_parse)
 }
 END_TEST
 
-/* xorshift64*: a reproducible generator with its state on the caller's stack. */
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
-}
-
 static void flip_bytes(const char *what, unsigned char *buf, size_t len)
 {
 	uint64_t seed = 0x9E3779B97F4A7C15ULL ^ len;
@@ -439,12 +430,12 @@ static void flip_bytes(const char *what, unsigned char *buf, size_t len)
 	ck_assert_ptr_nonnull(copy);
 	for (int round = 0; round < 300; round++) {
 		memcpy(copy, buf, len);
-		int flips = 1 + (int)(next_rand(&seed) % 4);
+		int flips = 1 + (int)(aft_rand(&seed) % 4);
 		for (int f = 0; f < flips; f++) {
-			size_t at = (size_t)(next_rand(&seed) % span);
-			copy[at] ^= (unsigned char)(1u << (next_rand(&seed) % 8));
-			if (next_rand(&seed) % 4 == 0)
-				copy[at] = (unsigned char)next_rand(&seed);
+			size_t at = (size_t)(aft_rand(&seed) % span);
+			copy[at] ^= (unsigned char)(1u << (aft_rand(&seed) % 8));
+			if (aft_rand(&seed) % 4 == 0)
+				copy[at] = (unsigned char)aft_rand(&seed);
 		}
 		af_array a;
 		af_error err = { 0 };

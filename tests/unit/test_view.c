@@ -32,15 +32,6 @@ typedef struct view_case {
 
 static const char *const view_ext[] = { NULL, "data", "npy", "ra" };
 
-static uint64_t rng_next(uint64_t *s)
-{
-	/* xorshift64*: reproducible slices for every run */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
 static uint64_t num(char **save)
 {
 	char *t = strtok_r(NULL, " \n", save);
@@ -181,8 +172,8 @@ static void check_reads(af_view *v, const unsigned char *want, size_t size,
 	ck_assert_ptr_nonnull(buf);
 	uint64_t s = seed | 1;
 	for (int i = 0; i < RANDOM_READS; i++) {
-		uint64_t r = rng_next(&s);
-		size_t len = (size_t)(rng_next(&s) % (maxlen + 1));
+		uint64_t r = aft_rand(&s);
+		size_t len = (size_t)(aft_rand(&s) % (maxlen + 1));
 		uint64_t off;
 		switch (r % 4) {
 		case 0: /* around the header/data boundary */
@@ -300,19 +291,6 @@ START_TEST(views_of_parsed_ra_arrays_match_numpy)
 }
 END_TEST
 
-/* The data part of a plain .ra file (header 48 + 8 x ndims). */
-static unsigned char *ra_data_of(const char *path, size_t *len)
-{
-	size_t n;
-	unsigned char *raw = aft_read_file(path, &n);
-	ck_assert_uint_ge(n, 48);
-	size_t head = 48 + 8 * (size_t)raw[40];
-	ck_assert_uint_ge(n, head);
-	memmove(raw, raw + head, n - head);
-	*len = n - head;
-	return raw;
-}
-
 START_TEST(lz4_reference_samples_decode_to_their_twins)
 {
 	static const char *const pairs[][2] = {
@@ -322,7 +300,7 @@ START_TEST(lz4_reference_samples_decode_to_their_twins)
 	for (size_t i = 0; i < 2; i++) {
 		size_t zlen, plen;
 		unsigned char *z = aft_read_file(aft_reference(pairs[i][0]), &zlen);
-		unsigned char *plain = ra_data_of(aft_reference(pairs[i][1]), &plen);
+		unsigned char *plain = aft_ra_data(aft_reference(pairs[i][1]), &plen);
 		af_source src;
 		af_source_init_mem(&src, z, zlen);
 		af_array a;
@@ -585,8 +563,8 @@ static void *reader_thread(void *arg)
 	reader_job *j = arg;
 	unsigned char buf[5000];
 	for (int i = 0; i < 500; i++) {
-		uint64_t off = rng_next(&j->seed) % (j->size + 10);
-		size_t len = (size_t)(rng_next(&j->seed) % sizeof(buf));
+		uint64_t off = aft_rand(&j->seed) % (j->size + 10);
+		size_t len = (size_t)(aft_rand(&j->seed) % sizeof(buf));
 		size_t got;
 		af_error err;
 		if (af_view_read(j->v, buf, len, off, &got, &err) != AF_OK) {
