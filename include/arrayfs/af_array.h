@@ -98,8 +98,9 @@ af_status af_npy_parse(const af_source *src, af_array *out, af_error *err);
 af_status af_ra_parse(const af_source *src, af_array *out, af_error *err);
 
 /**
- * Parse by file name: ".npy" -> npy, ".ra" -> ra (case-sensitive).
- * Returns AF_E_UNSUPPORTED for any other name.
+ * Parse by file name: ".npy" -> npy, ".ra" -> ra (case-sensitive), with
+ * that parser's returns and ownership. Returns AF_E_UNSUPPORTED for any
+ * other name, without touching *out.
  */
 af_status af_array_parse_named(const char *name, const af_source *src,
 			       af_array *out, af_error *err);

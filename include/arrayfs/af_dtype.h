@@ -61,14 +61,15 @@ typedef struct af_dtype {
  * Parse a descr given as Python literal text: either a quoted type string
  * ("'<f8'") or a list literal ("[('x', '<i4'), ('y', '<f8', (2,))]").
  * @p allow_long_suffix accepts Python-2 `L` integer suffixes (v1/v2 files).
- * Returns AF_OK, AF_E_DTYPE (err says which part), AF_E_OVERFLOW, AF_E_LIMIT.
+ * Returns AF_OK, AF_E_DTYPE (err says which part), AF_E_OVERFLOW, AF_E_LIMIT,
+ * AF_E_NOMEM. On failure *out is zeroed. Nothing to free.
  */
 af_status af_dtype_parse(const char *text, size_t len, bool allow_long_suffix,
 			 af_dtype *out, af_error *err);
 
 /**
  * Parse a bare type string without quotes ("<f8", "|V16", "<M8[10ms]").
- * Returns AF_OK or AF_E_DTYPE.
+ * Returns AF_OK or AF_E_DTYPE (then *out is zeroed). Nothing to free.
  */
 af_status af_dtype_parse_typestr(const char *s, size_t len, af_dtype *out,
 				 af_error *err);

@@ -48,21 +48,28 @@ typedef enum af_view_kind {
 typedef struct af_view af_view;
 
 /**
- * Build a view of @p kind over array @p a whose source is @p src.
- * Returns AF_OK, AF_E_UNSUPPORTED (object arrays have no data views),
- * AF_E_LIMIT, AF_E_NOMEM.
+ * Build a view of @p kind over array @p a whose source is @p src. On AF_OK
+ * *out is a view the caller closes with af_view_close; on failure *out is
+ * NULL. Returns AF_OK, AF_E_UNSUPPORTED (object arrays have no data views;
+ * no numpy type for a .ra element type; a scalar too large to byte-swap),
+ * AF_E_TRUNCATED (@p src ends before the array data), AF_E_LIMIT (LZ4 data
+ * too large to decode in memory), AF_E_SHAPE (more than AF_NDIM_MAX dims),
+ * AF_E_OVERFLOW, AF_E_INVAL (NULL array or source, unknown kind or format,
+ * uncompressed stored_size != data_size), AF_E_NOMEM.
  */
 af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
 		       af_view_kind kind, af_error *err);
+/** Free @p v and what it owns (decoded data, header); NULL is fine. */
 void af_view_close(af_view *v);
 
+/** The view's exact size in bytes (0 for NULL). */
 uint64_t af_view_size(const af_view *v);
 
 /**
  * Read [off, off + len) of the view into @p buf; *nread gets the count
  * (short only at the end; 0 at or past the end, and 0 on failure).
  * Returns AF_OK, AF_E_TRUNCATED (the source shrank), AF_E_CORRUPT, AF_E_IO,
- * AF_E_NOMEM, AF_E_LIMIT. A corrupt LZ4 block stays AF_E_CORRUPT for the
+ * AF_E_NOMEM, AF_E_LIMIT, AF_E_INVAL (NULL view, or NULL buf with len > 0). A corrupt LZ4 block stays AF_E_CORRUPT for the
  * life of the view; I/O failures are retried by the next read.
  */
 af_status af_view_read(af_view *v, void *buf, size_t len, uint64_t off,
@@ -85,7 +92,8 @@ typedef struct af_extent {
 /**
  * Describe the view starting at @p off: the kind of bytes there and how
  * many follow of that kind. Lets the daemon splice AF_EXTENT_SOURCE parts
- * straight from the source fd. Returns AF_OK or AF_E_RANGE (off >= size).
+ * straight from the source fd. Reads nothing and sets no af_error.
+ * Returns AF_OK or AF_E_RANGE (off >= size, or a NULL view; *out zeroed).
  */
 af_status af_view_extent(const af_view *v, uint64_t off, af_extent *out);
 

@@ -53,27 +53,35 @@ typedef struct af_zip_entry {
 typedef struct af_zip af_zip;
 
 /**
- * Read the central directory of the archive in @p src (the source must
- * outlive the af_zip). Returns AF_OK, AF_E_MAGIC (no end record: not a
- * zip), AF_E_TRUNCATED, AF_E_HEADER (inconsistent records), AF_E_LIMIT,
- * AF_E_OVERFLOW, AF_E_NOMEM, AF_E_IO.
+ * Read the central directory of the archive in @p src (what the source
+ * points to must outlive the af_zip). On AF_OK *out is a reader the caller
+ * closes with af_zip_close; on failure *out is NULL. Returns AF_OK,
+ * AF_E_MAGIC (no end record: not a zip), AF_E_TRUNCATED, AF_E_HEADER
+ * (inconsistent records), AF_E_UNSUPPORTED (multi-disk archives),
+ * AF_E_LIMIT, AF_E_OVERFLOW, AF_E_NOMEM, AF_E_IO.
  */
 af_status af_zip_open(af_zip **out, const af_source *src, af_error *err);
+/** Free @p z, its entries, names and warnings; NULL is fine. */
 void af_zip_close(af_zip *z);
 
 size_t af_zip_count(const af_zip *z);
+/** Entry @p i (owned by @p z, valid until af_zip_close), or NULL past the end. */
 const af_zip_entry *af_zip_entry_at(const af_zip *z, size_t i);
 /** Index of the member called @p name, or -1. O(log n). */
 long af_zip_find(const af_zip *z, const char *name);
 
-/** Warnings about members left out or oddities (one line each, no '\n'). */
+/**
+ * Warnings about members left out or oddities (one line each, no '\n';
+ * owned by @p z). af_zip_warning returns NULL past the end.
+ */
 size_t af_zip_warning_count(const af_zip *z);
 const char *af_zip_warning(const af_zip *z, size_t i);
 
 /**
  * Where member @p i's data begins in the archive (reads its local header).
- * Returns AF_OK, AF_E_HEADER (bad local header signature or name), AF_E_TRUNCATED,
- * AF_E_OVERFLOW (data would run past the archive), AF_E_IO.
+ * *offset is 0 on failure. Returns AF_OK, AF_E_RANGE (no member @p i),
+ * AF_E_HEADER (bad local header signature or name), AF_E_TRUNCATED,
+ * AF_E_OVERFLOW (data would run past the archive), AF_E_NOMEM, AF_E_IO.
  */
 af_status af_zip_data_offset(const af_zip *z, size_t i, uint64_t *offset,
 			     af_error *err);
@@ -85,15 +93,19 @@ typedef struct af_member af_member;
  * Stored members give an fd source over the archive when the archive
  * source is an fd source (so they can be spliced); deflated members give a
  * source backed by an af_inflate random-access index.
- * Returns AF_OK, AF_E_UNSUPPORTED (other methods, encryption), AF_E_HEADER,
- * AF_E_TRUNCATED, AF_E_NOMEM, AF_E_IO.
+ * On AF_OK the caller closes *out with af_member_close; on failure *out is
+ * NULL. Returns AF_OK, AF_E_RANGE (no member @p i), AF_E_UNSUPPORTED (other
+ * methods, encryption), AF_E_HEADER, AF_E_TRUNCATED, AF_E_OVERFLOW,
+ * AF_E_NOMEM, AF_E_IO.
  * The member must be closed before the af_zip.
  */
 af_status af_member_open(af_member **out, const af_zip *z, size_t i,
 			 af_error *err);
+/** The member's uncompressed bytes; owned by @p m, valid until it closes. */
 const af_source *af_member_source(const af_member *m);
 /** Bytes of memory the member's decompression state uses now. */
 size_t af_member_memory(const af_member *m);
+/** Free @p m and its decompression state; NULL is fine. */
 void af_member_close(af_member *m);
 
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* STUB: to be replaced by the real implementation. */
+/* af_array_free and dispatch of a parse by file name. */
 #include "arrayfs/arrayfs.h"
 
 #include <stdlib.h>

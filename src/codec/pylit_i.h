@@ -63,7 +63,11 @@ typedef struct pylit {
 	size_t lookahead;        /* bytes rescanned by pl_unwrap, bounded */
 } pylit;
 
-/** Start lexing @p buf and read the first token. */
+/**
+ * Start lexing @p buf (not copied: it must outlive @p pl; nothing to free)
+ * and read the first token. This and every other af_status call below
+ * return AF_OK, @p syntax_status for bad syntax, or AF_E_LIMIT.
+ */
 af_status pl_init(pylit *pl, const char *buf, size_t len, uint64_t base,
 		  bool allow_long, af_status syntax_status, af_error *err);
 

@@ -56,6 +56,7 @@ void af_zip_name_quote(char *out, size_t outlen, const unsigned char *name,
 /**
  * Drop all but the last of each duplicate name (with a warning each), then
  * build z->sorted. Entries and names must be filled in.
+ * Returns AF_OK or AF_E_NOMEM (z is then only fit for af_zip_close).
  */
 af_status af_zip_index(af_zip *z, af_error *err);
 
