@@ -109,9 +109,9 @@ af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
 	uint64_t end;
 	if (af_add(a->data_offset, a->stored_size, &end) || end > src->size)
 		return af_error_set(err, AF_E_TRUNCATED, src->size,
-				    "the source has %" PRIu64
-				    " bytes, the array data ends at %" PRIu64,
-				    src->size, a->data_offset + a->stored_size);
+				    "the source has %" PRIu64 " bytes, too few for %"
+				    PRIu64 " bytes of array data at byte %" PRIu64,
+				    src->size, a->stored_size, a->data_offset);
 	if (a->format != AF_FORMAT_NPY && a->format != AF_FORMAT_RA)
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 				    "unknown array format %d", (int)a->format);

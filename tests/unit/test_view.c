@@ -533,6 +533,27 @@ START_TEST(short_data_in_source_is_refused_at_open)
 }
 END_TEST
 
+/* An offset + length past 2**64 is refused with the true numbers, not a wrapped sum. */
+START_TEST(data_range_overflowing_64_bits_is_refused_with_true_numbers)
+{
+	unsigned char byte = 0;
+	af_source src;
+	af_source_init_mem(&src, &byte, 1);
+	af_array a = { .format = AF_FORMAT_NPY,
+		       .data_offset = UINT64_MAX - 1, .stored_size = 4,
+		       .data_size = 4, .count = 4,
+		       .dtype = { .kind = AF_KIND_UINT, .byteorder = '|',
+				  .itemsize = 1, .scalar_size = 1 } };
+	af_view *v = NULL;
+	af_error err;
+	ck_assert_int_eq(af_view_open(&v, &a, &src, AF_VIEW_DATA, &err),
+			 AF_E_TRUNCATED);
+	ck_assert_ptr_null(v);
+	ck_assert_msg(strstr(err.msg, "18446744073709551614") != NULL,
+		      "message lacks the data offset: %s", err.msg);
+}
+END_TEST
+
 START_TEST(unknown_view_kind_is_invalid)
 {
 	lz4_sample s;
@@ -642,6 +663,7 @@ int main(void)
 	tcase_add_test(source, source_shrunk_after_open_reads_fail);
 	tcase_add_test(source, source_io_error_is_reported);
 	tcase_add_test(source, short_data_in_source_is_refused_at_open);
+	tcase_add_test(source, data_range_overflowing_64_bits_is_refused_with_true_numbers);
 	tcase_add_test(source, unknown_view_kind_is_invalid);
 	suite_add_tcase(s, source);
 	TCase *threads = tcase_create("threads");
