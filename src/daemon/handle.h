@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * Open files: what open() builds (a view, a text, or a raw source) and how
- * read() turns a byte range of it into a fuse_bufvec: source bytes as fd
- * buffers (libfuse splices them, no copy), headers as memory, decoded
- * bytes through af_view_read.
+ * read() turns a byte range of it into a fuse_bufvec: source bytes spliced
+ * into this thread's pipe and handed over as an fd buffer (no copy, errors
+ * seen before the reply: spipe.h), headers as memory, decoded bytes
+ * through af_view_read.
  *
  * A handle holds the fd of the version it opened, so a renamed-over source
  * keeps serving the old inode; a shrunk or rewritten one gives -EIO.
