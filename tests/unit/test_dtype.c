@@ -228,6 +228,7 @@ END_TEST
 static char *nested(int depth)
 {
 	char *s = malloc((size_t)depth * 16 + 16);
+	ck_assert_ptr_nonnull(s);
 	size_t n = 0;
 	for (int i = 0; i < depth; i++)
 		n += (size_t)sprintf(s + n, "[('a', ");
