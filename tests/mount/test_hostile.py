@@ -581,6 +581,38 @@ class HugeViewReadTest(mountlib.MountCase):
         self.assertLess(grew, bound)
 
 
+class FuzzRegressionsTest(unittest.TestCase):
+    """Every input the fuzzers ever crashed on (tests/fuzz/regressions/),
+    mounted as a file of its kind: walked and read whole, it never crashes
+    the daemon (whose log mountlib scans for sanitizer reports)."""
+
+    KINDS = {"fuzz_npy": ".npy", "fuzz_zip": ".npz", "fuzz_ra": ".ra"}
+
+    def test_every_fuzz_regression_mounts_and_reads_without_a_crash(self):
+        root = os.path.join(mountlib.env_path("AF_SOURCE_ROOT"), "tests", "fuzz", "regressions")
+        tmp = TempDir()
+        self.addCleanup(tmp.close)
+        n = 0
+        for target, ext in sorted(self.KINDS.items()):
+            d = os.path.join(root, target)
+            for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+                with open(os.path.join(d, name), "rb") as f:
+                    buf = f.read()
+                with open(tmp.join("%s-%s%s" % (target, name, ext)), "wb") as f:
+                    f.write(buf)
+                n += 1
+        with mountlib.mount(tmp.path) as m:
+            for rel, kind in sorted(walk(m.mountpoint).items()):
+                if kind != "file":
+                    continue
+                try:
+                    read(m.path(rel))
+                except OSError as e:
+                    self.assertEqual(e.errno, errno.EIO, "%s: %s" % (rel, e))
+                m.check_alive()
+        print("\n%d fuzz regressions mounted" % n, file=sys.stderr)
+
+
 class MillionMembersTest(unittest.TestCase):
     def test_a_million_empty_members_list_in_bounded_time_and_memory(self):
         tmp = TempDir()
