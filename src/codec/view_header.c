@@ -63,25 +63,28 @@ af_status af_view_npy_header(const af_array *a, unsigned char **out,
 	 */
 	const bool fortran = true;
 
-	/* dict text + growth spaces, 2 + 20 digits a dim, then room for the
-	 * prefix and up to one alignment block of padding */
-	size_t cap = 128 + sizeof(descr) + (size_t)a->ndim * 22 +
-		     NPY_GROWTH_AXIS_MAX_DIGITS + 12 + NPY_ARRAY_ALIGN;
-	char *dict = malloc(cap);
+	/*
+	 * One buffer: the 10-byte version 1.0 prefix, the dict, growth spaces,
+	 * alignment padding and '\n'. With at most AF_NDIM_MAX dims (2 + 20
+	 * digits each) the dict stays under 2 KiB, so the 16-bit length of
+	 * version 1.0 always suffices and numpy's 2.0 fallback never applies.
+	 */
+	size_t prefix = NPY_MAGIC_LEN + 2;
+	size_t cap = prefix + 128 + sizeof(descr) + (size_t)a->ndim * 22 +
+		     NPY_GROWTH_AXIS_MAX_DIGITS + NPY_ARRAY_ALIGN;
 	unsigned char *buf = malloc(cap);
-	if (!dict || !buf) {
-		free(dict);
-		free(buf);
+	if (!buf)
 		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "no memory for a %zu-byte .npy header", cap);
-	}
-	size_t n = (size_t)snprintf(dict, cap,
+	char *dict = (char *)buf + prefix;
+	size_t room = cap - prefix;
+	size_t n = (size_t)snprintf(dict, room,
 				    "{'descr': '%s', 'fortran_order': %s, 'shape': (",
 				    descr, fortran ? "True" : "False");
 	for (unsigned i = 0; i < a->ndim; i++)
-		n += (size_t)snprintf(dict + n, cap - n, "%s%" PRIu64,
+		n += (size_t)snprintf(dict + n, room - n, "%s%" PRIu64,
 				      i ? ", " : "", a->shape[i]);
-	n += (size_t)snprintf(dict + n, cap - n, "%s), }",
+	n += (size_t)snprintf(dict + n, room - n, "%s), }",
 			      a->ndim == 1 ? "," : "");
 	if (a->ndim > 0) {
 		/* numpy >= 1.24 leaves room to grow the outermost axis */
@@ -90,30 +93,18 @@ af_status af_view_npy_header(const af_array *a, unsigned char **out,
 		memset(dict + n, ' ', pad);
 		n += pad;
 	}
-
-	/* format.py _wrap_header: version 1.0 unless the length needs 32 bits */
-	size_t hlen = n + 1;
-	size_t prefix = NPY_MAGIC_LEN + 2;
-	size_t padlen = NPY_ARRAY_ALIGN - (prefix + hlen) % NPY_ARRAY_ALIGN;
-	unsigned major = 1;
-	if (hlen + padlen > 0xFFFF) {
-		major = 2;
-		prefix = NPY_MAGIC_LEN + 4;
-		padlen = NPY_ARRAY_ALIGN - (prefix + hlen) % NPY_ARRAY_ALIGN;
-	}
+	/* format.py _wrap_header: pad with spaces so that the data, after the
+	 * final '\n', starts at a multiple of 64 */
+	size_t padlen = NPY_ARRAY_ALIGN - (prefix + n + 1) % NPY_ARRAY_ALIGN;
+	memset(dict + n, ' ', padlen);
+	dict[n + padlen] = '\n';
+	size_t hlen = n + padlen + 1;
 	memcpy(buf, "\x93NUMPY", 6);
-	buf[6] = (unsigned char)major;
+	buf[6] = 1;
 	buf[7] = 0;
-	if (major == 1)
-		af_put_le16(buf + 8, (uint16_t)(hlen + padlen));
-	else
-		af_put_le32(buf + 8, (uint32_t)(hlen + padlen));
-	memcpy(buf + prefix, dict, n);
-	memset(buf + prefix + n, ' ', padlen);
-	buf[prefix + n + padlen] = '\n';
-	free(dict);
+	af_put_le16(buf + 8, (uint16_t)hlen);
 	*out = buf;
-	*len = prefix + hlen + padlen;
+	*len = prefix + hlen;
 	return AF_OK;
 }
 

@@ -23,8 +23,8 @@
  * 'fortran_order': True even where np.save would write False.
  * Returns AF_OK, AF_E_UNSUPPORTED (no numpy type for the element type),
  * AF_E_SHAPE (more than AF_NDIM_MAX dims), AF_E_NOMEM. With at most
- * AF_NDIM_MAX dims the header always fits version 1.0; the 2.0 branch
- * mirrors numpy for completeness.
+ * AF_NDIM_MAX dims the header always fits version 1.0, so no 2.0 header
+ * is ever made.
  */
 af_status af_view_npy_header(const af_array *a, unsigned char **out,
 			     size_t *len, af_error *err);
