@@ -22,6 +22,7 @@ af_status af_subsource_init(af_subsource *sub, const af_source *parent,
 			    uint64_t off, uint64_t len, af_error *err)
 {
 	memset(sub, 0, sizeof(*sub));
+	/* an empty source on failure; its pread also tells a memory parent */
 	af_source_init_mem(&sub->src, NULL, 0);
 	uint64_t end;
 	if (af_add(off, len, &end))
@@ -35,6 +36,8 @@ af_status af_subsource_init(af_subsource *sub, const af_source *parent,
 				    (unsigned long long)off,
 				    (unsigned long long)end,
 				    (unsigned long long)parent->size);
+	/* a plain memory or fd child keeps reads one call deep and lets the
+	 * daemon splice; only other parents need the forwarding pread */
 	if (parent->fd >= 0) {
 		uint64_t base;
 		if (af_add(parent->fd_base, off, &base) ||

@@ -40,18 +40,13 @@ struct af_view {
 	af_error lz4_err;
 };
 
-static bool view_has_lz4(const af_array *a)
-{
-	return a->compression == AF_COMP_LZ4;
-}
-
 /* Where the data part comes from when it is the array data (not the whole source). */
 static af_status view_set_data(af_view *v, const af_array *a,
 			       bool swap_big_endian, af_error *err)
 {
 	v->data_len = a->data_size;
 	v->src_base = a->data_offset;
-	if (view_has_lz4(a)) {
+	if (a->compression == AF_COMP_LZ4) {
 		if (a->data_size > AF_LZ4_MAX_DECODED)
 			return af_error_set(err, AF_E_LIMIT, a->data_offset,
 					    "LZ4 data decodes to %" PRIu64
