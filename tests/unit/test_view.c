@@ -4,7 +4,7 @@
  * gen_view.py sources (view/cases.txt) against the expected whole views
  * numpy computed, whole and by thousands of random slices; extents; LZ4
  * data through a view (decoder cases: test_lz4.c); sources that shrink or
- * fail; concurrent readers.
+ * fail (test_view_sources.inc); concurrent readers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -429,147 +429,7 @@ START_TEST(lz4_too_large_to_decode_is_limit)
 }
 END_TEST
 
-/* A copy of @p path in a temporary file, as an fd source. */
-static int temp_copy(const char *path, af_source *src)
-{
-	size_t len;
-	unsigned char *raw = aft_read_file(path, &len);
-	char tmpl[] = "/tmp/test_view_XXXXXX";
-	int fd = mkstemp(tmpl);
-	ck_assert_int_ge(fd, 0);
-	unlink(tmpl);
-	ck_assert_int_eq(write(fd, raw, len), (ssize_t)len);
-	free(raw);
-	af_source_init_fd(src, fd, 0, len);
-	return fd;
-}
-
-static void check_shrunk(const char *rel, const af_array *a, af_view_kind kind,
-			 uint64_t keep)
-{
-	af_source src;
-	int fd = temp_copy(rel, &src);
-	af_view *v;
-	af_error err;
-	ck_assert_int_eq(af_view_open(&v, a, &src, kind, &err), AF_OK);
-	ck_assert_int_eq(ftruncate(fd, (off_t)keep), 0);
-	uint64_t size = af_view_size(v);
-	unsigned char *buf = malloc(size);
-	size_t n = 99;
-	ck_assert_int_eq(af_view_read(v, buf, size, 0, &n, &err), AF_E_TRUNCATED);
-	ck_assert_uint_eq(n, 0);
-	ck_assert_uint_eq(err.offset, keep);
-	ck_assert_int_eq(af_view_read(v, buf, 1, size - 1, &n, &err),
-			 AF_E_TRUNCATED);
-	free(buf);
-	af_view_close(v);
-	close(fd);
-}
-
-START_TEST(source_shrunk_after_open_reads_fail)
-{
-	static view_case cases[MAX_CASES];
-	size_t n = load_cases(cases);
-	size_t hits = 0;
-	for (size_t i = 0; i < n; i++) {
-		const view_case *c = &cases[i];
-		if (c->unsupported || c->a.data_size < 64)
-			continue;
-		uint64_t keep = c->a.data_offset + c->a.stored_size / 2;
-		if (strcmp(c->name, "big_be_f8") == 0) {
-			check_shrunk(c->path, &c->a, AF_VIEW_RA, keep);
-			check_shrunk(c->path, &c->a, AF_VIEW_DATA, keep);
-			check_shrunk(c->path, &c->a, AF_VIEW_NPY, keep);
-			hits++;
-		} else if (strcmp(c->name, "ra_lz4") == 0 ||
-			   strcmp(c->name, "ra_t3_8_be") == 0) {
-			check_shrunk(c->path, &c->a, AF_VIEW_NPY, keep);
-			check_shrunk(c->path, &c->a, AF_VIEW_DATA, keep);
-			hits++;
-		}
-	}
-	ck_assert_uint_eq(hits, 3);
-}
-END_TEST
-
-static ssize_t failing_pread(const af_source *src, void *buf, size_t len,
-			     uint64_t off)
-{
-	(void)src; (void)buf; (void)len; (void)off;
-	return -EIO;
-}
-
-START_TEST(source_io_error_is_reported)
-{
-	lz4_sample s;
-	lz4_sample_load(&s);
-	s.src.pread = failing_pread;
-	af_view *v;
-	af_error err;
-	ck_assert_int_eq(af_view_open(&v, &s.a, &s.src, AF_VIEW_NPY, &err), AF_OK);
-	unsigned char buf[300];
-	size_t n;
-	/* the header is in memory: no I/O needed */
-	ck_assert_int_eq(af_view_read(v, buf, 64, 0, &n, &err), AF_OK);
-	ck_assert_uint_eq(n, 64);
-	ck_assert_int_eq(af_view_read(v, buf, sizeof(buf), 0, &n, &err), AF_E_IO);
-	ck_assert_int_eq(err.sys_errno, EIO);
-	af_view_close(v);
-	free(s.raw);
-}
-END_TEST
-
-START_TEST(short_data_in_source_is_refused_at_open)
-{
-	lz4_sample s;
-	lz4_sample_load(&s);
-	s.src.size = 72 + 485;
-	af_view *v = (af_view *)&s;
-	af_error err;
-	ck_assert_int_eq(af_view_open(&v, &s.a, &s.src, AF_VIEW_DATA, &err),
-			 AF_E_TRUNCATED);
-	ck_assert_ptr_null(v);
-	free(s.raw);
-}
-END_TEST
-
-/* An offset + length past 2**64 is refused with the true numbers, not a wrapped sum. */
-START_TEST(data_range_overflowing_64_bits_is_refused_with_true_numbers)
-{
-	unsigned char byte = 0;
-	af_source src;
-	af_source_init_mem(&src, &byte, 1);
-	af_array a = { .format = AF_FORMAT_NPY,
-		       .data_offset = UINT64_MAX - 1, .stored_size = 4,
-		       .data_size = 4, .count = 4,
-		       .dtype = { .kind = AF_KIND_UINT, .byteorder = '|',
-				  .itemsize = 1, .scalar_size = 1 } };
-	af_view *v = NULL;
-	af_error err;
-	ck_assert_int_eq(af_view_open(&v, &a, &src, AF_VIEW_DATA, &err),
-			 AF_E_TRUNCATED);
-	ck_assert_ptr_null(v);
-	ck_assert_msg(strstr(err.msg, "18446744073709551614") != NULL,
-		      "message lacks the data offset: %s", err.msg);
-}
-END_TEST
-
-START_TEST(unknown_view_kind_is_invalid)
-{
-	lz4_sample s;
-	lz4_sample_load(&s);
-	af_view *v = (af_view *)&s;
-	af_error err;
-	ck_assert_int_eq(af_view_open(&v, &s.a, &s.src, (af_view_kind)0, &err),
-			 AF_E_INVAL);
-	ck_assert_ptr_null(v);
-	ck_assert_int_eq(af_view_open(&v, &s.a, &s.src, (af_view_kind)4, &err),
-			 AF_E_INVAL);
-	ck_assert_uint_eq(af_view_size(NULL), 0);
-	af_view_close(NULL);
-	free(s.raw);
-}
-END_TEST
+#include "test_view_sources.inc"
 
 typedef struct reader_job {
 	af_view *v;
