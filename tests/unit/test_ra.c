@@ -166,10 +166,11 @@ START_TEST(reference_sample_parses)
 }
 END_TEST
 
-/* Reads "NAME HEX" lines of the generator's md5.txt into a lookup. */
-static const char *computed_md5(const char *md5s, const char *file)
+/* Looks @p file up in the "NAME HEX" lines of the generator's md5.txt;
+ * the digest goes to @p hex. Returns hex, or NULL if the file is not listed. */
+static const char *computed_md5(const char *md5s, const char *file,
+				char hex[33])
 {
-	static char hex[33];
 	char key[256];
 	snprintf(key, sizeof(key), "%.200s ", file);
 	for (const char *p = md5s; p && *p; p = strchr(p, '\n')) {
@@ -196,7 +197,8 @@ START_TEST(reference_md5_matches_upstream)
 		char file[256], want[64];
 		ck_assert_msg(sscanf(line, "MD5 (%255[^)]) = %63s", file, want) == 2,
 			      "bad line in checksums.md5.txt: %s", line);
-		const char *got = computed_md5(md5s, file);
+		char hex[33];
+		const char *got = computed_md5(md5s, file, hex);
 		ck_assert_msg(got != NULL, "no computed MD5 for %s", file);
 		ck_assert_msg(strcmp(got, want) == 0, "%s: MD5 %s, upstream %s",
 			      file, got, want);
@@ -279,6 +281,14 @@ typedef struct gen_case {
 	af_status status;
 } gen_case;
 
+/* Room for MAX_CASES cases on the heap (too big for a test's stack); free it. */
+static gen_case *cases_new(void)
+{
+	gen_case *cases = calloc(MAX_CASES, sizeof(*cases));
+	ck_assert_ptr_nonnull(cases);
+	return cases;
+}
+
 static size_t load_cases(gen_case *cases)
 {
 	size_t len;
@@ -347,7 +357,7 @@ static void check_expected(const gen_case *c, const af_array *a)
 
 START_TEST(generated_cases_match_expected)
 {
-	static gen_case cases[MAX_CASES];
+	gen_case *cases = cases_new();
 	size_t n = load_cases(cases);
 	ck_assert_uint_ge(n, 60);
 	for (size_t i = 0; i < n; i++) {
@@ -371,6 +381,7 @@ START_TEST(generated_cases_match_expected)
 		}
 		free(buf);
 	}
+	free(cases);
 }
 END_TEST
 
@@ -385,7 +396,7 @@ static void for_each_valid(file_fn fn)
 		fn(samples[i].file, buf, len);
 		free(buf);
 	}
-	static gen_case cases[MAX_CASES];
+	gen_case *cases = cases_new();
 	size_t n = load_cases(cases);
 	for (size_t i = 0; i < n; i++) {
 		if (cases[i].status != AF_OK)
@@ -395,6 +406,7 @@ static void for_each_valid(file_fn fn)
 		fn(cases[i].name, buf, len);
 		free(buf);
 	}
+	free(cases);
 }
 
 static void truncate_everywhere(const char *what, unsigned char *buf, size_t len)

@@ -46,11 +46,19 @@ static char *word(char **save)
 	return t;
 }
 
+/* Room for MAX_CASES cases on the heap (too big for a test's stack); free it. */
+static view_case *cases_new(void)
+{
+	view_case *cases = calloc(MAX_CASES, sizeof(*cases));
+	ck_assert_ptr_nonnull(cases);
+	return cases;
+}
+
 static size_t load_cases(view_case *cases)
 {
 	FILE *f = fopen(aft_fixture("view/cases.txt"), "r");
 	ck_assert_msg(f != NULL, "cannot open view/cases.txt");
-	static char line[8192];
+	char line[8192];
 	size_t n = 0;
 	while (fgets(line, sizeof(line), f)) {
 		ck_assert_uint_lt(n, MAX_CASES);
@@ -239,7 +247,7 @@ static void check_case_views(const view_case *c, const af_array *a,
 
 START_TEST(views_of_hand_built_arrays_match_numpy)
 {
-	static view_case cases[MAX_CASES];
+	view_case *cases = cases_new();
 	size_t n = load_cases(cases);
 	for (size_t i = 0; i < n; i++) {
 		int fd = open(cases[i].path, O_RDONLY);
@@ -249,12 +257,13 @@ START_TEST(views_of_hand_built_arrays_match_numpy)
 		check_case_views(&cases[i], &cases[i].a, &src, 1000 + i);
 		close(fd);
 	}
+	free(cases);
 }
 END_TEST
 
 static void check_parsed(af_format format, uint64_t seed)
 {
-	static view_case cases[MAX_CASES];
+	view_case *cases = cases_new();
 	size_t n = load_cases(cases);
 	size_t done = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -277,6 +286,7 @@ static void check_parsed(af_format format, uint64_t seed)
 		done++;
 	}
 	ck_assert_uint_gt(done, 40);
+	free(cases);
 }
 
 START_TEST(views_of_parsed_npy_arrays_match_numpy)
@@ -462,7 +472,7 @@ static void *reader_thread(void *arg)
 
 START_TEST(concurrent_readers_see_the_same_bytes)
 {
-	static view_case cases[MAX_CASES];
+	view_case *cases = cases_new();
 	size_t n = load_cases(cases);
 	static const struct { const char *name; af_view_kind kind; } targets[] = {
 		{ "big_be_f8", AF_VIEW_RA },
@@ -502,6 +512,7 @@ START_TEST(concurrent_readers_see_the_same_bytes)
 		af_view_close(v);
 		close(fd);
 	}
+	free(cases);
 }
 END_TEST
 
