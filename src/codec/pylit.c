@@ -179,7 +179,8 @@ static af_status lex_number(pylit *pl, size_t start)
 	uint64_t v = 0;
 	bool big = false, is_float = false;
 
-	if (b[i] == '0' && i + 1 < n && strchr("xXoObB", b[i + 1]) && b[i + 1]) {
+	/* strchr would match a NUL byte (the terminator): test it first */
+	if (b[i] == '0' && i + 1 < n && b[i + 1] && strchr("xXoObB", b[i + 1])) {
 		char r = (char)(b[i + 1] | 0x20);
 		radix = r == 'x' ? 16 : r == 'o' ? 8 : 2;
 		i += 2;
