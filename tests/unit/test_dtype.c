@@ -227,14 +227,14 @@ END_TEST
 /* [('a', [('a', ... '<i4' ...)])] nested @p depth lists deep. */
 static char *nested(int depth)
 {
-	char *s = malloc((size_t)depth * 16 + 16);
+	size_t cap = (size_t)depth * 16 + 16, n = 0;
+	char *s = malloc(cap);
 	ck_assert_ptr_nonnull(s);
-	size_t n = 0;
 	for (int i = 0; i < depth; i++)
-		n += (size_t)sprintf(s + n, "[('a', ");
-	n += (size_t)sprintf(s + n, "'<i4'");
+		n += (size_t)snprintf(s + n, cap - n, "[('a', ");
+	n += (size_t)snprintf(s + n, cap - n, "'<i4'");
 	for (int i = 0; i < depth; i++)
-		n += (size_t)sprintf(s + n, ")]");
+		n += (size_t)snprintf(s + n, cap - n, ")]");
 	return s;
 }
 
