@@ -32,8 +32,8 @@ struct af_view {
 	uint64_t stored_size;   /* LZ4: bytes of the compressed block */
 	unsigned scalar;        /* SWAP: bytes of one scalar */
 
-	/* LZ4: decoded once, on the first read that needs it, under `lock`;
-	 * the decoded bytes never change afterwards */
+	/* LZ4: decoded once, on the first read that needs it, under `lock`,
+	 * and published with a release store; the bytes never change after */
 	pthread_mutex_t lock;
 	unsigned char *decoded;
 	af_status lz4_status;   /* a sticky, deterministic failure (corrupt) */
@@ -196,7 +196,7 @@ static af_status view_decode_locked(af_view *v, af_error *err)
 		free(dec);
 		return st;
 	}
-	v->decoded = dec;
+	__atomic_store_n(&v->decoded, dec, __ATOMIC_RELEASE);
 	return AF_OK;
 }
 
@@ -208,16 +208,19 @@ static af_status view_decode_locked(af_view *v, af_error *err)
 static af_status view_decoded(af_view *v, const unsigned char **out,
 			      af_error *err)
 {
-	/* the lock is taken on every read (not only until the data is
-	 * published) so that race detectors see the hand-over; it is held
-	 * only for a pointer load once the data is decoded */
+	/* every read after the first takes this path: an acquire load pairs
+	 * with the release store of the decoder, so readers neither wait on
+	 * one another nor race (and thread sanitizers see the hand-over) */
+	*out = __atomic_load_n(&v->decoded, __ATOMIC_ACQUIRE);
+	if (*out)
+		return AF_OK;
 	pthread_mutex_lock(&v->lock);
 	af_status st = AF_OK;
 	if (v->lz4_status != AF_OK) {
 		st = v->lz4_status;
 		if (err)
 			*err = v->lz4_err;
-	} else if (!v->decoded) {
+	} else if (!__atomic_load_n(&v->decoded, __ATOMIC_ACQUIRE)) {
 		af_error mine;
 		af_error_clear(&mine);
 		st = view_decode_locked(v, &mine);
