@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the Check unit tests. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,13 @@ uint64_t aft_rand(uint64_t *state)
 	*state ^= *state << 25;
 	*state ^= *state >> 27;
 	return *state * 0x2545F4914F6CDD1DULL;
+}
+
+ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
+			  uint64_t off)
+{
+	(void)src; (void)buf; (void)len; (void)off;
+	return -EIO;
 }
 
 int aft_run(Suite *s)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file af_test.h
- * Helpers shared by the Check unit tests: fixture paths and whole-file reads.
+ * Helpers shared by the Check unit tests: fixture paths, whole-file reads,
+ * a reproducible random sequence and a failing source.
  * Fixture folders come from the environment meson sets (AF_FIXTURES,
  * AF_REFERENCE); a missing variable or file fails the test, never skips it.
  */
@@ -11,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <check.h>
+#include <sys/types.h>
+
+#include "arrayfs/af_source.h"
 
 /** Path of @p rel under $AF_FIXTURES; static buffer, valid until the next call. */
 const char *aft_fixture(const char *rel);
@@ -28,6 +32,9 @@ unsigned char *aft_ra_data(const char *path, size_t *len);
  * in *@p state (nonzero), so every run tests the same slices.
  */
 uint64_t aft_rand(uint64_t *state);
+/** An af_source pread that always fails with -EIO (for I/O error tests). */
+ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
+			  uint64_t off);
 /** Run @p s with Check, print its summary, return the process exit status. */
 int aft_run(Suite *s);
 
