@@ -287,6 +287,14 @@ static af_status read_entries(af_zip *z, const unsigned char *cd,
 			af_zip_warn(z, "member \"%s\" left out: %s", qn, why);
 			continue;
 		}
+		/* the arena assumed every entry fits the directory; a later
+		 * entry that does not is only found after this one is copied */
+		if (nlen + 1 > arena - used)
+			return af_error_set(err, AF_E_HEADER, at,
+					    "central directory entry %llu at byte %llu leaves no room for the %llu entries it declares",
+					    (unsigned long long)i,
+					    (unsigned long long)at,
+					    (unsigned long long)e->count);
 		memcpy(z->names + used, name, nlen);
 		z->names[used + nlen] = '\0';
 		ze.name = z->names + used;
