@@ -80,6 +80,8 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 		return -1;
 	}
 	c->have_pipe_key = true;
+	afd_openset_init(&c->open);
+	c->have_open = true;
 	char abs[PATH_MAX];
 	struct stat st;
 	if (!realpath(o->source, abs) || stat(abs, &st) < 0) {
@@ -117,6 +119,9 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 
 void afd_ctx_destroy(struct afd_ctx *c)
 {
+	/* first: open files hold references on sources and nodes */
+	if (c->have_open)
+		afd_openset_destroy(&c->open);
 	if (c->nodes.id_tab)
 		afd_nodes_destroy(&c->nodes);
 	if (c->srcs.tab)

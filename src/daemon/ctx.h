@@ -19,6 +19,7 @@
 #include "nodes.h"
 #include "srcfile.h"
 #include "notify.h"
+#include "openset.h"
 
 struct fuse_session;
 
@@ -41,6 +42,8 @@ struct afd_ctx {
 	struct afd_nodes nodes;
 	struct afd_srcs srcs;
 	struct afd_notify notify;
+	struct afd_openset open;  /* files and folders the kernel holds open */
+	bool have_open;
 	struct fuse_session *se;
 	pthread_key_t pipe_key;   /* each thread's splice pipe (spipe.h) */
 	bool have_pipe_key;

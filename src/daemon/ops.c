@@ -24,6 +24,7 @@
 #include "ctx.h"
 #include "dirs.h"
 #include "handle.h"
+#include "openset.h"
 #include "ops.h"
 #include "tree.h"
 
@@ -142,7 +143,8 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 	if (fi && fi->fh) {
 		/* through an open file: the version it opened, not cached (the
 		 * path may already show a newer version) */
-		const struct afd_handle *h = (void *)(uintptr_t)fi->fh;
+		const struct afd_handle *h =
+			((struct afd_open *)(uintptr_t)fi->fh)->obj;
 		fuse_reply_attr(req, afd_handle_attr(h), 0);
 		return;
 	}
@@ -192,6 +194,38 @@ static void arrayfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
+static void close_dir(void *obj)
+{
+	afd_dir_close(obj);
+}
+
+static void close_file(void *obj)
+{
+	afd_handle_close(obj);
+}
+
+/* fi->fh of an open file or folder: its entry in the open set */
+static void *open_obj(const struct fuse_file_info *fi)
+{
+	return ((struct afd_open *)(uintptr_t)fi->fh)->obj;
+}
+
+/* Register @p obj and answer the open; closes it if either fails. */
+static void reply_open(fuse_req_t req, struct fuse_file_info *fi, void *obj,
+		       void (*close)(void *))
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct afd_open *o = afd_openset_add(&c->open, obj, close);
+	if (!o) {
+		close(obj);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)o;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		afd_openset_remove(&c->open, o);
+}
+
 static void arrayfs_ll_opendir(fuse_req_t req, fuse_ino_t ino,
 			       struct fuse_file_info *fi)
 {
@@ -202,9 +236,7 @@ static void arrayfs_ll_opendir(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)d;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		afd_dir_close(d);
+	reply_open(req, fi, d, close_dir);
 }
 
 static void arrayfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
@@ -212,7 +244,7 @@ static void arrayfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 {
 	(void)ino;
 	struct afd_ctx *c = afd_ctx(req);
-	struct afd_dirh *d = (struct afd_dirh *)(uintptr_t)fi->fh;
+	struct afd_dirh *d = open_obj(fi);
 	char *buf = malloc(size ? size : 1);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
@@ -230,7 +262,8 @@ static void arrayfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino,
 				  struct fuse_file_info *fi)
 {
 	(void)ino;
-	afd_dir_close((struct afd_dirh *)(uintptr_t)fi->fh);
+	afd_openset_remove(&afd_ctx(req)->open,
+			   (struct afd_open *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -245,11 +278,9 @@ static void arrayfs_ll_open(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->keep_cache = keep;
 	fi->direct_io = 0;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		afd_handle_close(h);
+	reply_open(req, fi, h, close_file);
 }
 
 static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
@@ -257,7 +288,7 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 {
 	(void)ino;
 	struct afd_ctx *c = afd_ctx(req);
-	struct afd_handle *h = (struct afd_handle *)(uintptr_t)fi->fh;
+	struct afd_handle *h = open_obj(fi);
 	struct afd_rbuf rb;
 	afd_handle_hold(h);
 	int rc = afd_handle_read(c, h, size, off, &rb);
@@ -275,7 +306,8 @@ static void arrayfs_ll_release(fuse_req_t req, fuse_ino_t ino,
 			       struct fuse_file_info *fi)
 {
 	(void)ino;
-	afd_handle_close((struct afd_handle *)(uintptr_t)fi->fh);
+	afd_openset_remove(&afd_ctx(req)->open,
+			   (struct afd_open *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
