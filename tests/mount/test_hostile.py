@@ -563,7 +563,7 @@ class HugeViewReadTest(mountlib.MountCase):
                 os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         self.assertEqual(n + skip, expect_len)
 
-    def test_gib_byte_swapped_view_and_big_deflated_member_in_bounded_memory(self):
+    def test_byte_swapped_view_and_big_deflated_member_in_bounded_memory(self):
         pid = self.m.proc.pid
         rss0 = rss_kib(pid)
         ra = self.mp("sparse.npy", "sparse.ra")
