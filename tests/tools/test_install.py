@@ -126,8 +126,11 @@ class TestInstall(unittest.TestCase):
         exe = os.path.join(tmp, "shape")
         with open(c, "w") as f:
             f.write(PROGRAM)
+        # a sanitized build installs a sanitized library: link its runtime
+        san = os.environ.get("AF_SANITIZE", "none")
+        san_flags = [] if san in ("", "none") else ["-fsanitize=" + san]
         r = run(["cc", "-std=gnu11", "-Wall", "-Werror", "-o", exe, c]
-                + flags)
+                + san_flags + flags)
         self.assertEqual(r.returncode, 0, r.stderr.decode())
         r = run([exe, fixture("good", "u8.npy")],
                 env=dict(os.environ, LD_LIBRARY_PATH=self.libdir))
