@@ -31,25 +31,6 @@ struct zip_end {
 	uint64_t limit; /* the directory must end at or before this byte */
 };
 
-/* The legacy value, or the zip64 one where the legacy field is saturated.
- * Two real values that disagree mean the records are inconsistent. */
-static af_status pick(uint64_t legacy, uint64_t sat, uint64_t wide,
-		      uint64_t *out, const char *what, uint64_t at,
-		      af_error *err)
-{
-	if (legacy == sat) {
-		*out = wide;
-		return AF_OK;
-	}
-	if (legacy != wide)
-		return af_error_set(err, AF_E_HEADER, at,
-				    "zip end records disagree on the %s: %llu in the zip64 record, %llu in the classic one",
-				    what, (unsigned long long)wide,
-				    (unsigned long long)legacy);
-	*out = legacy;
-	return AF_OK;
-}
-
 static af_status read_zip64_end(const af_source *src, const unsigned char *loc,
 				uint64_t loc_pos, const unsigned char *eocd,
 				struct zip_end *e, af_error *err)
@@ -81,14 +62,12 @@ static af_status read_zip64_end(const af_source *src, const unsigned char *loc,
 	if ((disk != 0 && disk != SAT16) || (cd_disk != 0 && cd_disk != SAT16))
 		return af_error_set(err, AF_E_UNSUPPORTED, loc_pos + LOCATOR_LEN,
 				    "zip archives that span several disks are not supported");
-	uint64_t at = loc_pos + LOCATOR_LEN;
-	if ((st = pick(af_le16(eocd + 10), SAT16, af_le64(r + 32), &e->count,
-		       "member count", at, err)) ||
-	    (st = pick(af_le32(eocd + 12), SAT32, af_le64(r + 40), &e->cd_size,
-		       "central directory size", at, err)) ||
-	    (st = pick(af_le32(eocd + 16), SAT32, af_le64(r + 48),
-		       &e->cd_offset, "central directory offset", at, err)))
-		return st;
+	/* The zip64 values win over the classic ones (FORMATS.md): some
+	 * writers truncate the classic fields instead of saturating them. A
+	 * wrong zip64 value is caught when its directory does not parse. */
+	e->count = af_le64(r + 32);
+	e->cd_size = af_le64(r + 40);
+	e->cd_offset = af_le64(r + 48);
 	e->limit = off;
 	return AF_OK;
 }
