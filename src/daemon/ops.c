@@ -372,7 +372,9 @@ static void arrayfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino,
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_node *n = node_of(req, ino);
 	bool known = false;
-	for (const char *p = afd_xattr_names; *p; p += strlen(p) + 1)
+	/* the list is NUL-separated with no empty name after it: bound by size */
+	const char *end = afd_xattr_names + sizeof(afd_xattr_names);
+	for (const char *p = afd_xattr_names; p < end; p += strlen(p) + 1)
 		known |= strcmp(p, name) == 0;
 	/* ls and cp ask every file for ACLs and labels: answer without I/O */
 	if (!known || !has_xattrs(n)) {
