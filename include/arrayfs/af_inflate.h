@@ -5,17 +5,32 @@
  *
  * While inflating, access points (bit position in the compressed stream +
  * the 32 KiB of output before it) are recorded every AF_INFLATE_SPAN bytes
- * of output; a read starts at the nearest point before its offset. A few
- * live inflate cursors let sequential readers continue without restarting,
- * and a small cache holds recently inflated blocks.
+ * of output; a read starts at the nearest point before its offset, so it
+ * inflates at most about one span (1.5 MiB: ~8 ms of CPU at ~200 MB/s)
+ * before its first byte. A few live inflate cursors let sequential readers
+ * continue without restarting, and a small cache holds recently inflated
+ * blocks.
+ *
+ * The points' windows are held to a budget of 1/52 (1.92 %) of the output
+ * reached so far, for any data: a window is kept as it is if it fits, else
+ * deflated (level 1, ~0.4 ms, only when needed, so a sequential pass pays
+ * for few of them) if that fits, else the point is skipped and the next is
+ * tried one span later or as soon as a whole window fits, if sooner.
+ * Windows of typical data deflate to about half, so the points come every
+ * span; where windows do not deflate (random bytes) they come every
+ * 52 x 32 KiB = 1.63 MiB instead, and such data inflates faster. Either
+ * way no two points are farther apart than 1.63 MiB plus the rest of the
+ * deflate block where the later one falls (out of memory aside).
  *
  * Memory per stream is bounded:
- *   points:  32 KiB per AF_INFLATE_SPAN of output already reached
- *            (1.6 % of the member at the default 2 MiB span),
+ *   points:  <= 1.92 % of the output already reached (windows as stored +
+ *            records), plus the point array's slack,
  *   cursors: AF_INFLATE_CURSORS x (~7 KiB zlib state + 32 KiB window +
- *            128 KiB input buffer + one AF_INFLATE_BLOCK), allocated on use,
+ *            128 KiB input buffer + one AF_INFLATE_BLOCK + 64 KiB to save
+ *            or restore a window), allocated on use; while one deflates a
+ *            window it holds a ~270 KiB deflate state for ~0.4 ms,
  *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
- * about 1.9 MiB in all with the defaults, besides the points.
+ * about 2.2 MiB in all with the defaults, besides the points.
  *
  * Invariants:
  *  - Output past uncomp_size is never produced: a stream that would inflate
@@ -42,7 +57,7 @@
 extern "C" {
 #endif
 
-#define AF_INFLATE_SPAN (2u << 20)
+#define AF_INFLATE_SPAN (3u << 19)
 #define AF_INFLATE_WINDOW 32768u
 #define AF_INFLATE_CURSORS 4u
 #define AF_INFLATE_BLOCK (64u << 10)

@@ -30,6 +30,7 @@ void af_inflate_default_opts(struct af_inflate_opts *o)
 	o->block = AF_INFLATE_BLOCK;
 	o->cache_blocks = AF_INFLATE_CACHE_BLOCKS;
 	o->inbuf = AFZ_INBUF;
+	o->index_div = AFZ_INDEX_DIV;
 }
 
 /* zlib's inflate state and its lazily allocated window, with our headers */
@@ -39,7 +40,7 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o)
 {
 	return sizeof(af_inflate) +
 	       o->cursors * (sizeof(struct afz_cursor) + AFZ_ZLIB_COST +
-			     o->inbuf + o->block) +
+			     o->inbuf + o->block + AFZ_SCRATCH) +
 	       o->cache_blocks * (sizeof(struct afz_cache_ent) + o->block);
 }
 
@@ -310,4 +311,20 @@ uint64_t af_inflate_point_out(af_inflate *z, size_t i)
 	uint64_t out = i < z->npoints ? z->points[i].out : UINT64_MAX;
 	pthread_mutex_unlock(&z->lock);
 	return out;
+}
+
+size_t af_inflate_index_memory(af_inflate *z)
+{
+	pthread_mutex_lock(&z->lock);
+	size_t n = z->index_bytes;
+	pthread_mutex_unlock(&z->lock);
+	return n;
+}
+
+bool af_inflate_point_compressed(af_inflate *z, size_t i)
+{
+	pthread_mutex_lock(&z->lock);
+	bool zipped = i < z->npoints && z->points[i].zlen != 0;
+	pthread_mutex_unlock(&z->lock);
+	return zipped;
 }

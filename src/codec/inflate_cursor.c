@@ -2,13 +2,15 @@
 /*
  * One inflate cursor of an af_inflate: a raw-deflate z_stream at some
  * output offset, restarted from an access point or the stream start, that
- * inflates forward, records access points past the furthest one and checks
+ * inflates forward, records access points past the furthest one (keeping
+ * each window as it is or deflated, within the index budget) and checks
  * the stream end (and the CRC-32 after a pass from 0). Every function here
  * runs in the thread that owns the cursor, without z->lock, except where it
  * takes the lock to append a point.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +108,31 @@ static af_status refill(af_inflate *z, struct afz_cursor *c, af_error *err)
 	return AF_OK;
 }
 
+/*
+ * Inflate the deflated window of @p p into c->scratch with the cursor's own
+ * stream (just reset; the caller resets it again). Memory this module wrote
+ * itself, so a failure here is a bug or a bit flip in RAM, not the file.
+ */
+static af_status unzip_window(struct afz_cursor *c, const struct afz_point *p,
+			      af_error *err)
+{
+	c->zs.next_in = p->window;
+	c->zs.avail_in = p->zlen;
+	c->zs.next_out = c->scratch;
+	c->zs.avail_out = p->wlen;
+	int ret = inflate(&c->zs, Z_FINISH);
+	bool ok = ret == Z_STREAM_END && c->zs.avail_out == 0;
+	inflateReset(&c->zs);
+	if (ret == Z_MEM_ERROR)
+		return nomem(err, "state");
+	if (!ok)
+		return af_error_set(err, AF_E_CORRUPT, p->in,
+				    "the saved window of the access point at "
+				    "output byte %llu does not inflate back",
+				    ull(p->out));
+	return AF_OK;
+}
+
 af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 			   const struct afz_point *p, uint64_t next_mark,
 			   bool from_start, af_error *err)
@@ -125,6 +152,15 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 		c->inited = true;
 	} else {
 		inflateReset(&c->zs);
+	}
+	const unsigned char *dict = p ? p->window : NULL;
+	if (p && p->zlen) {
+		st = ensure_buf(z, &c->scratch, AFZ_SCRATCH, err);
+		if (!st)
+			st = unzip_window(c, p, err);
+		if (st)
+			return st;
+		dict = c->scratch;
 	}
 	c->zs.next_in = c->inbuf;
 	c->zs.avail_in = 0;
@@ -159,7 +195,7 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 					    "cannot resume inflating at "
 					    "compressed byte %llu", ull(p->in));
 	}
-	ret = inflateSetDictionary(&c->zs, p->window, p->wlen);
+	ret = inflateSetDictionary(&c->zs, dict, p->wlen);
 	if (ret != Z_OK)
 		return af_error_set(err, AF_E_CORRUPT, p->in,
 				    "cannot resume inflating at compressed "
@@ -167,24 +203,117 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	return AF_OK;
 }
 
+/* Output offset the next point is due at. Lock held. */
+static uint64_t point_due(const af_inflate *z)
+{
+	uint64_t last = z->npoints ? z->points[z->npoints - 1].out : 0;
+	uint64_t due;
+	return af_add(last, z->o.span, &due) ? UINT64_MAX : due;
+}
+
+/* Bytes a new point at @p out may store without passing the index budget,
+ * besides its record. Lock held. */
+static size_t budget_left(const af_inflate *z, uint64_t out)
+{
+	if (!z->o.index_div)
+		return SIZE_MAX;
+	uint64_t allow = out / z->o.index_div;
+	uint64_t held = (uint64_t)z->index_bytes + sizeof(struct afz_point);
+	return allow > held ? (size_t)(allow - held < SIZE_MAX ? allow - held
+							      : SIZE_MAX)
+			    : 0;
+}
+
+/* Output offset from which a window kept as it is fits the budget. Lock
+ * held. */
+static uint64_t raw_fits_at(const af_inflate *z)
+{
+	uint64_t need = (uint64_t)z->index_bytes + AF_INFLATE_WINDOW +
+			sizeof(struct afz_point), at;
+	return af_mul(need, z->o.index_div, &at) ? UINT64_MAX : at;
+}
+
+/*
+ * Raw-deflate the wlen window bytes in c->scratch at level 1 into at most
+ * @p room bytes (< wlen) at c->scratch + AF_INFLATE_WINDOW; their count, or
+ * 0 if they do not fit (or no memory for the deflate state).
+ */
+static unsigned zip_window(af_inflate *z, struct afz_cursor *c, unsigned wlen,
+			   size_t room)
+{
+	z_stream ds;
+	memset(&ds, 0, sizeof(ds));
+	ds.zalloc = afz_zalloc;
+	ds.zfree = afz_zfree;
+	ds.opaque = z;
+	if (deflateInit2(&ds, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return 0;
+	ds.next_in = c->scratch;
+	ds.avail_in = wlen;
+	ds.next_out = c->scratch + AF_INFLATE_WINDOW;
+	ds.avail_out = (uInt)room;
+	int ret = deflate(&ds, Z_FINISH);
+	unsigned n = (unsigned)(room - ds.avail_out);
+	deflateEnd(&ds);
+	return ret == Z_STREAM_END ? n : 0;
+}
+
+/*
+ * Copy the window of the point at c->out into a new exact-size buffer: as it
+ * is if that fits @p budget, else deflated if that fits and is smaller.
+ * NULL if neither fits or memory runs out.
+ */
+static unsigned char *save_window(af_inflate *z, struct afz_cursor *c,
+				  size_t budget, unsigned *wlen, unsigned *zlen)
+{
+	if (ensure_buf(z, &c->scratch, AFZ_SCRATCH, NULL))
+		return NULL;
+	uInt n = AF_INFLATE_WINDOW;
+	if (inflateGetDictionary(&c->zs, c->scratch, &n) != Z_OK)
+		return NULL;
+	*wlen = n;
+	*zlen = 0;
+	const unsigned char *from = c->scratch;
+	size_t len = n;
+	if (n > budget) {
+		/* deflate keeps a block header even for one byte: a window
+		 * that short never gets here with a positive budget */
+		*zlen = budget ? zip_window(z, c, n, budget < n - 1 ? budget
+								    : n - 1)
+			       : 0;
+		if (!*zlen)
+			return NULL;
+		from = c->scratch + AF_INFLATE_WINDOW;
+		len = *zlen;
+	}
+	unsigned char *win = malloc(len ? len : 1);
+	if (win)
+		memcpy(win, from, len);
+	return win;
+}
+
 /* Called at a block boundary at or past c->next_mark. */
 static void record_point(af_inflate *z, struct afz_cursor *c)
 {
-	unsigned char *win = malloc(AF_INFLATE_WINDOW);
-	uInt wlen = AF_INFLATE_WINDOW;
-	if (win && inflateGetDictionary(&c->zs, win, &wlen) != Z_OK) {
-		free(win);
-		win = NULL;
-	}
 	pthread_mutex_lock(&z->lock);
-	uint64_t last = z->npoints ? z->points[z->npoints - 1].out : 0;
-	uint64_t due;
-	if (af_add(last, z->o.span, &due))
-		due = UINT64_MAX;
-	/* another cursor may have recorded past us meanwhile: then wait for
-	 * the span after its last point */
-	uint64_t next = due;
-	if (win && c->out >= due) {
+	uint64_t due = point_due(z);
+	size_t budget = budget_left(z, c->out);
+	pthread_mutex_unlock(&z->lock);
+	if (c->out < due) {
+		/* another cursor recorded past us meanwhile: wait for the
+		 * span after its last point */
+		c->next_mark = due;
+		return;
+	}
+	unsigned wlen = 0, zlen = 0;
+	unsigned char *win = save_window(z, c, budget, &wlen, &zlen);
+	size_t stored = zlen ? zlen : wlen;
+
+	pthread_mutex_lock(&z->lock);
+	due = point_due(z);
+	bool recorded = false;
+	if (win && c->out >= due && stored <= budget_left(z, c->out)) {
 		if (z->npoints == z->cap) {
 			size_t cap = z->cap ? z->cap * 2 : 16;
 			struct afz_point *np =
@@ -201,19 +330,25 @@ static void record_point(af_inflate *z, struct afz_cursor *c)
 			pt->out = c->out;
 			pt->bits = (unsigned)c->zs.data_type & 7u;
 			pt->wlen = wlen;
+			pt->zlen = zlen;
 			pt->window = win;
-			afz_mem_add(z, AF_INFLATE_WINDOW);
+			afz_mem_add(z, stored);
+			z->index_bytes += stored + sizeof(*pt);
 			win = NULL;
+			recorded = true;
 		}
-		/* recorded, or out of memory: skip a span rather than retry
-		 * at every block */
-		if (af_add(c->out, z->o.span, &next))
-			next = UINT64_MAX;
-	} else if (!win && c->out >= due) {
-		if (af_add(c->out, z->o.span, &next))
-			next = UINT64_MAX;
 	}
-	c->next_mark = next;
+	if (c->out >= due) {
+		/* recorded or out of memory: skip a span rather than retry at
+		 * every block; over the budget: retry as soon as a window
+		 * that does not deflate would fit, if that is sooner */
+		uint64_t fits = z->o.index_div ? raw_fits_at(z) : 0;
+		if (af_add(c->out, z->o.span, &due))
+			due = UINT64_MAX;
+		if (!recorded && fits > c->out && fits < due)
+			due = fits;
+	}
+	c->next_mark = due;
 	pthread_mutex_unlock(&z->lock);
 	free(win);
 }
@@ -414,5 +549,9 @@ void afz_cursor_free(af_inflate *z, struct afz_cursor *c)
 		free(c->blockbuf);
 		afz_mem_sub(z, z->o.block);
 	}
-	c->inbuf = c->blockbuf = NULL;
+	if (c->scratch) {
+		free(c->scratch);
+		afz_mem_sub(z, AFZ_SCRATCH);
+	}
+	c->inbuf = c->blockbuf = c->scratch = NULL;
 }

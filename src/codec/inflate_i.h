@@ -8,8 +8,9 @@
  * fields marked "lock" and the sticky error. A cursor with busy set belongs
  * to the one thread that claimed it; that thread alone touches the fields
  * marked "owner", without the lock, so inflating never holds z->lock.
- * Point windows are immutable once appended and freed only at close, so an
- * owner may use a point copied out under the lock after dropping it.
+ * Point windows (as they are or deflated) are immutable once appended and
+ * freed only at close, so an owner may use a point copied out under the
+ * lock after dropping it.
  */
 #ifndef ARRAYFS_INFLATE_I_H
 #define ARRAYFS_INFLATE_I_H
@@ -27,6 +28,8 @@ struct af_inflate_opts {
 	size_t block;          /* cache block size, >= 1 */
 	unsigned cache_blocks; /* cache capacity in blocks, 0 disables it */
 	size_t inbuf;          /* compressed bytes asked per pread, >= 1 */
+	unsigned index_div;    /* index bytes <= output reached / index_div,
+				* 0: no limit (a point every span) */
 };
 
 /** Fill @p o with the public defaults (AF_INFLATE_* constants). */
@@ -40,20 +43,33 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 /** Output offset of access point @p i (< af_inflate_points), for tests. */
 uint64_t af_inflate_point_out(af_inflate *z, size_t i);
 
+/** Bytes the points hold now (windows as stored + records), for tests. */
+size_t af_inflate_index_memory(af_inflate *z);
+
+/** Access point @p i (< af_inflate_points) keeps its window deflated. */
+bool af_inflate_point_compressed(af_inflate *z, size_t i);
+
 /** Upper bound of the memory an af_inflate holds besides its points. */
 size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
 
 /* Compressed bytes a cursor asks for per pread. */
 #define AFZ_INBUF (128u << 10)
 
-/** Bytes one access point costs (window + record). */
-#define AFZ_POINT_COST (AF_INFLATE_WINDOW + sizeof(struct afz_point))
+/* A cursor's scratch buffer, allocated when it first saves or restores a
+ * window. */
+#define AFZ_SCRATCH (2u * AF_INFLATE_WINDOW)
+
+/* Default index budget: 1/52 of the output = 1.92 %. */
+#define AFZ_INDEX_DIV 52u
 
 struct afz_point {
 	uint64_t in;           /* compressed offset of the first byte not used up */
 	uint64_t out;          /* output offset */
 	unsigned bits;         /* bits of byte in - 1 still unused (0-7) */
 	unsigned wlen;         /* window bytes: 32 KiB except near the start */
+	unsigned zlen;         /* 0: window holds the wlen bytes as they are;
+				* else it holds them raw-deflated in zlen < wlen
+				* bytes */
 	unsigned char *window; /* the wlen output bytes before out */
 };
 
@@ -79,6 +95,7 @@ struct afz_cursor {
 	uint32_t crc;
 	unsigned char *inbuf;
 	unsigned char *blockbuf; /* one cache block; may be swapped into the cache */
+	unsigned char *scratch;  /* AFZ_SCRATCH: a window and its deflated copy */
 };
 
 struct afz_cache_ent {
@@ -98,6 +115,7 @@ struct af_inflate {
 	pthread_cond_t idle;   /* broadcast whenever a cursor is released */
 	struct afz_point *points; /* sorted by out, append-only */
 	size_t npoints, cap;
+	size_t index_bytes;    /* windows as stored + point records */
 	struct afz_cursor *cursors;
 	struct afz_cache_ent *cache;
 	uint64_t tick;

@@ -2,8 +2,10 @@
 /*
  * Benchmark of af_inflate on a 128 MiB deflated member of float32 ramps with
  * noise: plain zlib inflate speed, af_inflate sequential 1 MiB reads against
- * it, 4 KiB reads at random offsets once the index exists, and index memory.
- * Usage: bench_inflate [MiB]
+ * it, 4 KiB reads at random offsets once the index exists, and index memory
+ * (windows as stored, deflated or not, plus the point records).
+ * Usage: bench_inflate [MiB [span-KiB [index-div]]] (defaults: 128, the
+ * library's)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <zlib.h>
 
 #include "arrayfs/arrayfs.h"
+#include "../../src/codec/inflate_i.h"
 
 static double clock_s(clockid_t id)
 {
@@ -111,6 +114,12 @@ int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 128;
 	size_t n = mib << 20;
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	if (argc > 2)
+		o.span = (uint64_t)strtoull(argv[2], NULL, 10) << 10;
+	if (argc > 3)
+		o.index_div = (unsigned)strtoul(argv[3], NULL, 10);
 	unsigned char *plain = malloc(n), *out = malloc(n), *comp = NULL;
 	if (!plain || !out)
 		return 1;
@@ -137,7 +146,7 @@ int main(int argc, char **argv)
 		plain_mbs = a > plain_mbs ? a : plain_mbs;
 		plain_crc_mbs = b > plain_crc_mbs ? b : plain_crc_mbs;
 		af_inflate_close(z);
-		if (af_inflate_open(&z, &src, n, crc, &err) != AF_OK)
+		if (af_inflate_open_opts(&z, &src, n, crc, &o, &err) != AF_OK)
 			return 1;
 		t0 = cpu_now();
 		for (size_t off = 0; off < n; off += 1u << 20) {
@@ -191,13 +200,22 @@ int main(int argc, char **argv)
 	printf("                                p50 %.2f ms, p99 %.2f ms; "
 	       "CPU time mean %.2f ms, max %.2f ms\n", ts[500] * 1e3,
 	       ts[990] * 1e3, cpu_sum, cpu_max * 1e3);
-	size_t pts = af_inflate_points(z);
-	size_t mem = af_inflate_memory(z);
-	printf("index: %zu points, %.2f MiB = %.2f %% of the member (target < 2 %%); "
-	       "all memory %.2f MiB\n", pts,
-	       (double)pts * AF_INFLATE_WINDOW / (1 << 20),
-	       100.0 * (double)pts * AF_INFLATE_WINDOW / (double)n,
+	size_t pts = af_inflate_points(z), zipped = 0;
+	uint64_t gap = 0, prev = 0;
+	for (size_t i = 0; i < pts; i++) {
+		zipped += af_inflate_point_compressed(z, i);
+		uint64_t at = af_inflate_point_out(z, i);
+		gap = at - prev > gap ? at - prev : gap;
+		prev = at;
+	}
+	size_t mem = af_inflate_memory(z), idx = af_inflate_index_memory(z);
+	printf("index: %zu points (%zu windows deflated), %.2f MiB = %.2f %% of "
+	       "the member (target < 2 %%); all memory %.2f MiB\n", pts,
+	       zipped, (double)idx / (1 << 20), 100.0 * (double)idx / (double)n,
 	       (double)mem / (1 << 20));
+	printf("span %.2f MiB, index budget 1/%u of the output; widest gap "
+	       "between points %.2f MiB\n", (double)o.span / (1 << 20),
+	       o.index_div, (double)gap / (1 << 20));
 	af_inflate_close(z);
 	free(comp);
 	free(out);

@@ -106,6 +106,7 @@ static struct af_inflate_opts opts_span(uint64_t span)
 	struct af_inflate_opts o;
 	af_inflate_default_opts(&o);
 	o.span = span;
+	o.index_div = 0; /* a point every span: these tests count them */
 	o.block = 16 * KIB;
 	o.cache_blocks = 8;
 	o.inbuf = 8 * KIB;
@@ -639,6 +640,7 @@ START_TEST(eight_threads_random_offsets)
 	af_source src;
 	make_stream(&s, 6 * MIB, TEXT, 6, 25);
 	struct af_inflate_opts o = opts_span(128 * KIB);
+	o.index_div = 8; /* most windows deflated: restarts inflate them */
 	af_inflate *z = open_mem(&s, &src, s.plen, s.crc, &o);
 	pthread_t t[8];
 	struct worker w[8];
@@ -666,13 +668,152 @@ START_TEST(memory_below_two_percent)
 	size_t before = af_inflate_memory(z);
 	sequential(z, &s, MIB);
 	size_t np = af_inflate_points(z);
-	ck_assert_uint_ge(np, 30);
-	ck_assert_uint_le(np, 32);
+	/* the budget may skip a point now and then, never two in a row */
+	ck_assert_uint_ge(np, 64 * MIB / AF_INFLATE_SPAN / 2);
+	ck_assert_uint_le(np, 64 * MIB / AF_INFLATE_SPAN);
 	size_t mem = af_inflate_memory(z);
+	size_t idx = af_inflate_index_memory(z);
 	struct af_inflate_opts o;
 	af_inflate_default_opts(&o);
-	ck_assert_uint_gt(mem, before + np * AF_INFLATE_WINDOW);
+	ck_assert_uint_le(idx, s.plen / o.index_div);
+	ck_assert_uint_gt(mem, before + idx);
 	ck_assert_uint_le(mem, af_inflate_fixed_memory(&o) + s.plen / 50);
+	af_inflate_close(z);
+	free_stream(&s);
+}
+END_TEST
+
+/* Read at, just before and just after every point, last point first, with
+ * no cache: each read restarts a cursor at a point. */
+static void reads_at_points(af_inflate *z, const struct stream *s)
+{
+	size_t np = af_inflate_points(z);
+	for (size_t i = np; i-- > 0;) {
+		uint64_t p = af_inflate_point_out(z, i);
+		check_read(z, s, p, 1);
+		check_read(z, s, p + 1, 3000);
+		check_read(z, s, p - 1, 2);
+		check_read(z, s, p + 40000, 100);
+	}
+}
+
+START_TEST(deflated_windows_restart_reads)
+{
+	const enum kind kinds[] = { TEXT, RAMP };
+	for (int k = 0; k < 2; k++) {
+		struct stream s;
+		af_source src;
+		make_stream(&s, 6 * MIB, kinds[k], 6, 40 + (uint64_t)k);
+		/* 16 KiB of budget per span: a 32 KiB window must shrink */
+		struct af_inflate_opts o = opts_span(128 * KIB);
+		o.index_div = 8;
+		o.cache_blocks = 0;
+		o.cursors = 2;
+		af_inflate *z = open_mem(&s, &src, s.plen, s.crc, &o);
+		sequential(z, &s, 300000);
+		size_t np = af_inflate_points(z), zipped = 0;
+		for (size_t i = 0; i < np; i++)
+			zipped += af_inflate_point_compressed(z, i);
+		ck_assert_uint_ge(np, 20);
+		ck_assert_uint_ge(zipped, 4);
+		/* memory counts the deflated sizes, not 32 KiB each */
+		size_t idx = af_inflate_index_memory(z);
+		ck_assert_uint_le(idx, s.plen / 8);
+		ck_assert_uint_lt(idx, np * AF_INFLATE_WINDOW);
+		reads_at_points(z, &s);
+		random_reads(z, &s, 200, 5000, 41);
+		af_inflate_close(z);
+		free_stream(&s);
+	}
+}
+END_TEST
+
+START_TEST(incompressible_windows_keep_the_budget)
+{
+	/* noise: windows do not deflate, so points come only as often as
+	 * whole raw windows fit the budget, and none is stored deflated */
+	const unsigned divs[] = { 16, 64 };
+	for (int d = 0; d < 2; d++) {
+		struct stream s;
+		af_source src;
+		make_stream(&s, 5 * MIB, NOISE, 6, 42 + (uint64_t)d);
+		struct af_inflate_opts o = opts_span(256 * KIB);
+		o.index_div = divs[d];
+		o.cache_blocks = 0;
+		af_inflate *z = open_mem(&s, &src, s.plen, s.crc, &o);
+		sequential(z, &s, 200000);
+		size_t np = af_inflate_points(z);
+		ck_assert_uint_ge(np, d == 0 ? 5 : 1);
+		/* and as soon as one fits, not a whole span later: a point
+		 * needs (32 KiB + record) x div of output, plus a block */
+		uint64_t prev = 0, most = (AF_INFLATE_WINDOW +
+					   sizeof(struct afz_point)) *
+					  divs[d] + 64 * KIB;
+		for (size_t i = 0; i < np; i++) {
+			ck_assert(!af_inflate_point_compressed(z, i));
+			uint64_t at = af_inflate_point_out(z, i);
+			ck_assert_uint_le(at - prev, most);
+			prev = at;
+		}
+		ck_assert_uint_le(af_inflate_index_memory(z), s.plen / divs[d]);
+		reads_at_points(z, &s);
+		af_inflate_close(z);
+		free_stream(&s);
+	}
+}
+END_TEST
+
+START_TEST(mixed_windows_after_each_point)
+{
+	/* text, then noise, then ramps: some windows deflate, some cannot;
+	 * reads right after every point match either way */
+	struct stream s, parts[3];
+	const enum kind kinds[] = { TEXT, NOISE, RAMP };
+	size_t n = 0;
+	for (int k = 0; k < 3; k++) {
+		parts[k].plain = make_data(MIB + 777 * (size_t)k, kinds[k],
+					   50 + (uint64_t)k);
+		parts[k].plen = MIB + 777 * (size_t)k;
+		n += parts[k].plen;
+	}
+	unsigned char *all = malloc(n);
+	ck_assert_ptr_nonnull(all);
+	for (size_t k = 0, at = 0; k < 3; at += parts[k].plen, k++) {
+		memcpy(all + at, parts[k].plain, parts[k].plen);
+		free(parts[k].plain);
+	}
+	s.plain = all;
+	s.plen = n;
+	s.crc = (uint32_t)crc32_z(crc32(0, NULL, 0), all, n);
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	ck_assert_int_eq(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8,
+				      Z_DEFAULT_STRATEGY), Z_OK);
+	size_t cap = deflateBound(&zs, n);
+	s.comp = malloc(cap);
+	ck_assert_ptr_nonnull(s.comp);
+	zs.next_in = all;
+	zs.avail_in = (uInt)n;
+	zs.next_out = s.comp;
+	zs.avail_out = (uInt)cap;
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	s.clen = cap - zs.avail_out;
+	deflateEnd(&zs);
+
+	af_source src;
+	struct af_inflate_opts o = opts_span(64 * KIB);
+	o.index_div = 4;
+	o.cache_blocks = 0;
+	af_inflate *z = open_mem(&s, &src, s.plen, s.crc, &o);
+	sequential(z, &s, 100000);
+	size_t np = af_inflate_points(z), zipped = 0;
+	for (size_t i = 0; i < np; i++)
+		zipped += af_inflate_point_compressed(z, i);
+	ck_assert_uint_gt(zipped, 0);
+	ck_assert_uint_lt(zipped, np);
+	ck_assert_uint_le(af_inflate_index_memory(z), s.plen / 4);
+	reads_at_points(z, &s);
+	random_reads(z, &s, 100, 70000, 51);
 	af_inflate_close(z);
 	free_stream(&s);
 }
@@ -695,6 +836,9 @@ int main(void)
 	tcase_add_test(tc, reads_past_end_are_clipped);
 	tcase_add_test(tc, tiny_buffers_and_spans);
 	tcase_add_test(tc, invalid_options_rejected);
+	tcase_add_test(tc, deflated_windows_restart_reads);
+	tcase_add_test(tc, incompressible_windows_keep_the_budget);
+	tcase_add_test(tc, mixed_windows_after_each_point);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
