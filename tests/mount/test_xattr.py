@@ -43,18 +43,7 @@ def make_source():
 
 
 class XattrTest(MountCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.src = make_source()
-        cls.source = cls.src.path
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.src.close()
+    make_source = staticmethod(make_source)
 
     def attrs(self, *parts):
         p = self.mp(*parts)

@@ -283,24 +283,36 @@ class MountCase(unittest.TestCase):
     each test ends by checking the daemon is alive, and tearDownClass
     unmounts and requires exit status 0.
 
-    Subclasses set `source` (a path, or a callable returning one) and may set
+    Subclasses set `source` (a path, or a callable returning one), or
+    `make_source` (a staticmethod returning a TempDir that the class then
+    owns as `cls.src` and removes after unmounting), and may set
     `mount_args`."""
     source = None
+    make_source = None
     mount_args = ()
 
     @classmethod
     def setUpClass(cls):
+        if cls.make_source is not None:
+            cls.src = cls.make_source()
+            cls.source = cls.src.path
         src = cls.source() if callable(cls.source) else cls.source
         cls.m = Mount(src, None, cls.mount_args)
         try:
             cls.m.start()
         except BaseException:
             cls.m.cleanup()
+            if cls.make_source is not None:
+                cls.src.close()
             raise
 
     @classmethod
     def tearDownClass(cls):
-        cls.m.umount()
+        try:
+            cls.m.umount()
+        finally:
+            if cls.make_source is not None:
+                cls.src.close()
 
     def tearDown(self):
         self.m.check_alive()
