@@ -203,16 +203,7 @@ class HostileHeadersTest(mountlib.MountCase):
                 f.write(buf)
         with open(cls.tmp.join("good.npy"), "wb") as f:
             f.write(npy_bytes(GOOD))
-        return cls.tmp.path
-
-    source = make_source
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.tmp.close()
+        return cls.tmp  # MountCase mounts it and removes it at the end
 
     def test_hostile_headers_are_plain_files_with_the_source_bytes(self):
         t0 = time.monotonic()
@@ -317,16 +308,7 @@ class ZipBombTest(mountlib.MountCase):
                                ((b"inner_deflated.npz", raw_deflate(cls.inner_bytes)),
                                 dict(method=8, usize=len(cls.inner_bytes),
                                      plain=cls.inner_bytes))])
-        return cls.tmp.path
-
-    source = make_source
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.tmp.close()
+        return cls.tmp  # MountCase mounts it and removes it at the end
 
     def assert_good_members(self, archive):
         for key in ("good", "good_stored"):
@@ -430,16 +412,7 @@ class MemberNamesTest(mountlib.MountCase):
             z.add("caf\u00e9/\u00fcber.npy".encode(), good, flags=0x800)
             z.add(b"last.npy", good)
             z.close()
-        return cls.tmp.path
-
-    source = make_source
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.tmp.close()
+        return cls.tmp  # MountCase mounts it and removes it at the end
 
     def test_bad_names_never_escape_and_never_hide_good_members(self):
         for archive in ("names-utf8.npz", "names-cp437.npz"):
@@ -483,16 +456,7 @@ class SymlinkLoopTest(mountlib.MountCase):
         os.symlink("loop.npy", cls.tmp.join("loop.npy"))
         with open(cls.tmp.join("sub", "x.npy"), "wb") as f:
             f.write(npy_bytes(GOOD))
-        return cls.tmp.path
-
-    source = make_source
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.tmp.close()
+        return cls.tmp  # MountCase mounts it and removes it at the end
 
     def test_loops_are_symlinks_with_their_targets(self):
         tree = walk(self.m.mountpoint)
@@ -538,16 +502,7 @@ class HugeViewReadTest(mountlib.MountCase):
         stream += body.flush()
         z.add(b"zeros.npy", stream, method=8, usize=len(zhdr) + cls.zeros, crc=crc)
         z.close()
-        return cls.tmp.path
-
-    source = make_source
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.tmp.close()
+        return cls.tmp  # MountCase mounts it and removes it at the end
 
     def read_all_zero(self, path, expect_len, skip=0):
         n = 0
