@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import numpy as np  # noqa: E402
 
 import mountlib  # noqa: E402
-from mountlib import TempDir, read  # noqa: E402
+from mountlib import MountCase, TempDir, read  # noqa: E402
 
 OTHER = "nobody"
 
@@ -187,6 +187,34 @@ class WithoutAllowOtherTest(unittest.TestCase):
             got = as_other([p])
             self.assertIn(got[p]["read"], ("EACCES", "EPERM"))
             self.assertEqual(read(p), ARR.tobytes())
+
+
+def make_owned_source():
+    src = TempDir()
+    np.save(src.join("a.npy"), np.arange(6, dtype="<i2"))
+    np.savez(src.join("z.npz"), k=np.ones(3))
+    with open(src.join("t.txt"), "w") as f:
+        f.write("x\n")
+    os.mkdir(src.join("sub"))
+    return src
+
+
+class OwnerOverrideTest(MountCase):
+    """-o uid=N,gid=M shows every entry as owned by N:M (the mount.fuse3
+    form, as in an fstab line); without them entries keep the source's."""
+    make_source = staticmethod(make_owned_source)
+    mount_args = ("-o", "uid=12345,gid=54321")
+
+    def test_every_kind_of_entry_has_the_given_owner(self):
+        for parts in ((), ("a.npy",), ("a.npy", "data"), ("a.npy", "a.ra"),
+                      ("a.npy", "shape"), ("z.npz",), ("z.npz", "k.npy"),
+                      ("z.npz", "k.npy", "data"), ("t.txt",), ("sub",)):
+            st = os.stat(self.mp(*parts))
+            self.assertEqual((st.st_uid, st.st_gid), (12345, 54321), parts)
+
+    def test_contents_are_unchanged(self):
+        self.assertEqual(read(self.mp("a.npy", "data")),
+                         np.arange(6, dtype="<i2").tobytes())
 
 
 if __name__ == "__main__":
