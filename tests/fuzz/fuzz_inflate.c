@@ -5,7 +5,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_INFLATE_MAX_OUT (8u << 20)
+/* small outputs keep runs fast: a cap of 8 MiB managed ~3,000 runs/s */
+#define FUZZ_INFLATE_MAX_OUT (256u << 10)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
