@@ -291,6 +291,20 @@ static int info_npz_file(info_opts *o, const char *path, cli_file *f)
 	return rc;
 }
 
+/* A file that is no array at all: the error line, and its JSON object. */
+static void report_unreadable(const info_opts *o, const char *path,
+			      const af_error *err)
+{
+	cli_report(PROG, path, err);
+	if (!o->json)
+		return;
+	printf("{\"file\": ");
+	json_string(stdout, path);
+	printf(", \"format\": null, \"error\": ");
+	json_error(err);
+	printf("}");
+}
+
 static int info_one(info_opts *o, const char *path)
 {
 	cli_file f;
@@ -303,14 +317,7 @@ static int info_one(info_opts *o, const char *path)
 		printf(",\n ");
 	o->first = false;
 	if (cli_file_open(&f, path, &err) != AF_OK) {
-		cli_report(PROG, path, &err);
-		if (o->json) {
-			printf("{\"file\": ");
-			json_string(stdout, path);
-			printf(", \"format\": null, \"error\": ");
-			json_error(&err);
-			printf("}");
-		}
+		report_unreadable(o, path, &err);
 		return EXIT_BROKEN;
 	}
 	kind = cli_kind_of_file(path, &f.src);
@@ -322,14 +329,7 @@ static int info_one(info_opts *o, const char *path)
 	if (kind == CLI_KIND_UNKNOWN) {
 		af_error_set(&err, AF_E_MAGIC, AF_NO_OFFSET,
 			     "not a .npy, .npz or .ra file");
-		cli_report(PROG, path, &err);
-		if (o->json) {
-			printf("{\"file\": ");
-			json_string(stdout, path);
-			printf(", \"format\": null, \"error\": ");
-			json_error(&err);
-			printf("}");
-		}
+		report_unreadable(o, path, &err);
 		cli_file_close(&f);
 		return EXIT_BROKEN;
 	}
