@@ -6,14 +6,13 @@ bytes, new bytes or EIO, never a silent mix; the daemon stays alive."""
 import errno
 import os
 import sys
-import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np  # noqa: E402
 
 import expect  # noqa: E402
 import mountlib  # noqa: E402
-from mountlib import TempDir, read, wait_for  # noqa: E402
+from mountlib import read, wait_for  # noqa: E402
 
 DEADLINE = 10.0  # seconds a change may take to show
 
@@ -37,34 +36,26 @@ def npy_bytes(arr):
     return f.getvalue()
 
 
-class ChangeCase(unittest.TestCase):
-    """Each test gets its own source folder and mount."""
+class ChangeCase(mountlib.FreshMountCase):
+    """Each test gets its own source folder and mount, holding a.npy,
+    notes.txt and sub/b.npy before populate() adds more."""
 
     def setUp(self):
-        self.src = TempDir()
-        self.addCleanup(self.src.close)
         self.old = np.arange(12, dtype="<i4").reshape(3, 4)
+        super().setUp()
+        # the initial state must be visible before anything changes
+        self.assertEqual(read(self.m.path("a.npy", "shape")), b"3 4\n")
+
+    def populate(self):
         save(self.src.join("a.npy"), self.old)
         with open(self.src.join("notes.txt"), "wb") as f:
             f.write(b"first version\n")
         os.mkdir(self.src.join("sub"))
         save(self.src.join("sub", "b.npy"), np.ones(5, "<f8"))
-        self.populate()
-        self.m = mountlib.Mount(self.src.path)
-        self.addCleanup(self.m.cleanup)
-        self.m.start()
-        # the initial state must be visible before anything changes
-        self.assertEqual(read(self.m.path("a.npy", "shape")), b"3 4\n")
+        self.populate_more()
 
-    def populate(self):
+    def populate_more(self):
         """Hook: add source files before the mount."""
-
-    def tearDown(self):
-        self.m.check_alive()
-        self.m.umount()
-
-    def mp(self, *parts):
-        return self.m.path(*parts)
 
     def wait_content(self, rel, want, what):
         """Poll until the mount's file REL holds WANT."""
@@ -171,7 +162,7 @@ class HeldOpenReaderTest(ChangeCase):
 
     src_arr = np.arange(256 * 1024, dtype="<i8")  # 2 MiB of data
 
-    def populate(self):
+    def populate_more(self):
         save(self.src.join("big.npy"), self.src_arr)
 
     def read_all_after_change(self, change):

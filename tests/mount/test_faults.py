@@ -126,29 +126,10 @@ def read_fd_to_end(fd, start=0, step=100000):
         off += len(chunk)
 
 
-class FaultCase(unittest.TestCase):
+class FaultCase(mountlib.FreshMountCase):
     """Each test gets its own source folder (filled by populate) and mount."""
 
-    def setUp(self):
-        self.src = TempDir()
-        self.addCleanup(self.src.close)
-        self.populate()
-        self.m = mountlib.Mount(self.src.path)
-        self.addCleanup(self.m.cleanup)
-        self.m.start()
 
-    def populate(self):
-        """Hook: write source files before the mount."""
-
-    def tearDown(self):
-        self.m.check_alive()
-        self.m.umount()
-
-    def mp(self, *parts):
-        return self.m.path(*parts)
-
-
-# -- a reader holding `data` (or a view) open ---------------------------------
 class HeldOpenTest(FaultCase):
     """The source changes under an open descriptor of a .ra source's `data`
     and of its synthesized .npy view (test_changes covers .npy sources)."""

@@ -321,6 +321,31 @@ class MountCase(unittest.TestCase):
         return self.m.path(*parts)
 
 
+class FreshMountCase(unittest.TestCase):
+    """A new source folder and mount for every test: setUp makes `self.src`
+    (a TempDir), calls populate() to fill it, mounts it as `self.m`;
+    tearDown checks the daemon is alive and unmounts it (exit 0). Both are
+    removed even when a test fails."""
+
+    def setUp(self):
+        self.src = TempDir()
+        self.addCleanup(self.src.close)
+        self.populate()
+        self.m = Mount(self.src.path)
+        self.addCleanup(self.m.cleanup)
+        self.m.start()
+
+    def populate(self):
+        """Hook: write source files before the mount."""
+
+    def tearDown(self):
+        self.m.check_alive()
+        self.m.umount()
+
+    def mp(self, *parts):
+        return self.m.path(*parts)
+
+
 def check_all(testcase, items, fn, label=str, limit=40):
     """Run FN(item) for every item; fail TESTCASE once, listing every item
     whose check raised AssertionError or OSError (one line each), so a broken
