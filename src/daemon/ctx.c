@@ -82,6 +82,8 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 	c->have_pipe_key = true;
 	afd_openset_init(&c->open);
 	c->have_open = true;
+	afd_boundset_init(&c->bound);
+	c->have_bound = true;
 	char abs[PATH_MAX];
 	struct stat st;
 	if (!realpath(o->source, abs) || stat(abs, &st) < 0) {
@@ -122,6 +124,8 @@ void afd_ctx_destroy(struct afd_ctx *c)
 	/* first: open files hold references on sources and nodes */
 	if (c->have_open)
 		afd_openset_destroy(&c->open);
+	if (c->have_bound)
+		afd_boundset_destroy(&c->bound);
 	if (c->nodes.id_tab)
 		afd_nodes_destroy(&c->nodes);
 	if (c->srcs.tab)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bound.h"
 #include "log.h"
 #include "nodes.h"
 #include "srcfile.h"
@@ -44,6 +45,9 @@ struct afd_ctx {
 	struct afd_notify notify;
 	struct afd_openset open;  /* files and folders the kernel holds open */
 	bool have_open;
+	struct afd_boundset bound; /* node handles for open-less reads */
+	bool have_bound;
+	bool no_open;             /* the kernel sends no open (set at init) */
 	struct fuse_session *se;
 	pthread_key_t pipe_key;   /* each thread's splice pipe (spipe.h) */
 	bool have_pipe_key;

@@ -2,6 +2,7 @@
 /* Open files: views, texts and raw sources, and reads as fuse_bufvecs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,28 @@ struct afd_handle {
 	struct afd_ident id;     /* its version at open */
 	char *where;             /* for log lines */
 	struct stat attr;        /* what getattr on this open file answers */
+	uint64_t version;        /* of the source it opened (nodes.h) */
+	size_t cost;             /* bytes it may decode and keep (LZ4) */
 };
+
+uint64_t afd_handle_version(const struct afd_handle *h)
+{
+	return h->version;
+}
+
+size_t afd_handle_cost(const struct afd_handle *h)
+{
+	return h->cost;
+}
+
+void afd_handle_log_stale(struct afd_ctx *c, const struct afd_handle *h)
+{
+	af_error err;
+	af_error_set(&err, AF_E_IO, AF_NO_OFFSET,
+		     "the source changed after it was looked up; reading it "
+		     "again by its path shows the new version");
+	afd_log_broken(&c->log, h->version ^ 0x57a1e, h->where, &err);
+}
 
 const struct stat *afd_handle_attr(const struct afd_handle *h)
 {
@@ -161,6 +183,9 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 		[AE_DATA] = AF_VIEW_DATA, [AE_NPY] = AF_VIEW_NPY, [AE_RA] = AF_VIEW_RA };
 	af_error err;
 	af_error_clear(&err);
+	if (r.ai->a.compression == AF_COMP_LZ4)
+		h->cost = r.ai->a.data_size < SIZE_MAX ? (size_t)r.ai->a.data_size :
+							 SIZE_MAX;
 	af_status st = af_view_open(&h->view, &r.ai->a, h->src, vk[n->entry], &err);
 	if (st != AF_OK) {
 		h->view = NULL;
@@ -204,6 +229,7 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 		afd_handle_close(h);
 		return rc;
 	}
+	h->version = version;
 	uint64_t was = __atomic_exchange_n(&n->served_gen, version,
 					   __ATOMIC_ACQ_REL);
 	*keep_cache = was == version;

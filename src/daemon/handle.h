@@ -63,5 +63,11 @@ void afd_handle_hold(struct afd_handle *h);
  */
 const struct stat *afd_handle_attr(const struct afd_handle *h);
 void afd_handle_close(struct afd_handle *h);
+/** The version of its source that @p h serves (nodes.h). */
+uint64_t afd_handle_version(const struct afd_handle *h);
+/** Heap bytes @p h may hold once read (a decoded LZ4 block), else 0. */
+size_t afd_handle_cost(const struct afd_handle *h);
+/** Log, once per version, that @p h is of a newer version than its node. */
+void afd_handle_log_stale(struct afd_ctx *c, const struct afd_handle *h);
 
 #endif /* ARRAYFS_DAEMON_HANDLE_H */

@@ -24,10 +24,11 @@ uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e)
 }
 
 static uint64_t key_of(enum afd_nkind k, enum afd_entry e, const char *path,
-		       const char *member)
+		       const char *member, uint64_t version)
 {
 	unsigned char kb[2] = { (unsigned char)k, (unsigned char)e };
 	uint64_t h = afd_hash_bytes(AFD_FNV_SEED, kb, 2);
+	h = afd_hash_bytes(h, &version, sizeof(version));
 	h = afd_hash_str(h, path);
 	return afd_hash_mix(afd_hash_str(h, member));
 }
@@ -44,7 +45,7 @@ static int str_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-static void node_free(struct afd_node *n)
+void afd_node_free(struct afd_node *n)
 {
 	free(n->path);
 	free(n->member);
@@ -54,7 +55,8 @@ static void node_free(struct afd_node *n)
 
 static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 				 const char *path, const char *member,
-				 uint64_t parent, const char *name)
+				 uint64_t version, uint64_t parent,
+				 const char *name)
 {
 	struct afd_node *n = calloc(1, sizeof(*n));
 	if (!n)
@@ -67,10 +69,11 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 	n->member = member ? strdup(member) : NULL;
 	n->name = strdup(name ? name : "");
 	if (!n->path || (member && !n->member) || !n->name) {
-		node_free(n);
+		afd_node_free(n);
 		return NULL;
 	}
-	n->key = key_of(kind, e, path, member);
+	n->version = version;
+	n->key = key_of(kind, e, path, member, version);
 	n->ino = afd_ino_of(path, member, e);
 	return n;
 }
@@ -141,12 +144,12 @@ int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 	t->nbuckets = AFD_NODES_MIN_BUCKETS;
 	t->id_tab = calloc(t->nbuckets, sizeof(*t->id_tab));
 	t->src_tab = calloc(t->nbuckets, sizeof(*t->src_tab));
-	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, "");
+	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, 0, "");
 	if (!t->id_tab || !t->src_tab || !t->root) {
 		free(t->id_tab);
 		free(t->src_tab);
 		if (t->root)
-			node_free(t->root);
+			afd_node_free(t->root);
 		return -ENOMEM;
 	}
 	t->root->nlookup = 1;
@@ -161,7 +164,7 @@ void afd_nodes_destroy(struct afd_nodes *t)
 		struct afd_node *n = t->id_tab[i];
 		while (n) {
 			struct afd_node *next = n->id_next;
-			node_free(n);
+			afd_node_free(n);
 			n = next;
 		}
 	}
@@ -185,16 +188,17 @@ uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n)
 
 struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 			       enum afd_entry e, const char *path,
-			       const char *member, uint64_t parent,
-			       const char *name, int *created)
+			       const char *member, uint64_t version,
+			       uint64_t parent, const char *name, int *created)
 {
-	uint64_t key = key_of(kind, e, path, member);
+	uint64_t key = key_of(kind, e, path, member, version);
 	*created = 0;
 	pthread_mutex_lock(&t->lock);
 	struct afd_node *n = t->id_tab[key & (t->nbuckets - 1)];
 	for (; n; n = n->id_next) {
 		if (n->key == key && n->kind == kind && n->entry == e &&
-		    str_eq(n->path, path) && str_eq(n->member, member))
+		    n->version == version && str_eq(n->path, path) &&
+		    str_eq(n->member, member))
 			break;
 	}
 	if (n) {
@@ -205,19 +209,21 @@ struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 	pthread_mutex_unlock(&t->lock);
 
 	/* allocate outside the lock; recheck before linking */
-	struct afd_node *fresh = node_new(kind, e, path, member, parent, name);
+	struct afd_node *fresh = node_new(kind, e, path, member, version,
+					  parent, name);
 	if (!fresh)
 		return NULL;
 	pthread_mutex_lock(&t->lock);
 	for (n = t->id_tab[key & (t->nbuckets - 1)]; n; n = n->id_next) {
 		if (n->key == key && n->kind == kind && n->entry == e &&
-		    str_eq(n->path, path) && str_eq(n->member, member))
+		    n->version == version && str_eq(n->path, path) &&
+		    str_eq(n->member, member))
 			break;
 	}
 	if (n) {
 		n->nlookup++;
 		pthread_mutex_unlock(&t->lock);
-		node_free(fresh);
+		afd_node_free(fresh);
 		return n;
 	}
 	fresh->nlookup = 1;
@@ -228,18 +234,18 @@ struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 	return fresh;
 }
 
-int afd_nodes_forget(struct afd_nodes *t, struct afd_node *node, uint64_t n)
+struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
+				  uint64_t n)
 {
-	int wd = -1;
+	struct afd_node *gone = NULL;
 	pthread_mutex_lock(&t->lock);
 	node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
 	if (node->nlookup == 0 && node != t->root) {
 		unlink_node(t, node);
-		wd = node->wd;
-		node_free(node);
+		gone = node;
 	}
 	pthread_mutex_unlock(&t->lock);
-	return wd;
+	return gone;
 }
 
 static int push(struct afd_inval **v, size_t *n, size_t *cap, uint64_t nodeid,

@@ -3,9 +3,15 @@
  * The node table: every inode the kernel knows, keyed by identity.
  *
  * Invariants:
- *  - A node's identity (kind, entry, path, member) and its parent/name are
- *    immutable; only nlookup and served_gen change (nlookup under the
- *    table lock, served_gen atomically).
+ *  - A node's identity (kind, entry, path, member, version) and its
+ *    parent/name are immutable; only nlookup, served_gen and bound change
+ *    (nlookup under the table lock, served_gen atomically, bound under the
+ *    bound set's lock).
+ *  - A node that serves bytes (plain file, npz member, array entry) is one
+ *    version of its source: the version is part of its identity, so a
+ *    source that changed gets a new nodeid at its next lookup, and the old
+ *    one keeps serving its own version (or EIO), never the new bytes under
+ *    the old page cache. Folders have version 0.
  *  - One node per identity: a second lookup of the same thing returns the
  *    same node, so its nodeid (the node's address) is stable while the
  *    kernel holds it. The root is never freed.
@@ -22,6 +28,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct afd_bound;
 
 enum afd_nkind {
 	NK_DIR = 1,   /* a mirrored source folder */
@@ -49,7 +57,9 @@ struct afd_node {
 	uint64_t key;
 	uint64_t nlookup;
 	uint64_t parent;       /* parent nodeid, 0 for the root */
+	uint64_t version;      /* source version served, 0 for folders */
 	uint64_t served_gen;   /* source version last opened (keep_cache) */
+	struct afd_bound *bound; /* its handle for open-less reads (bound.h) */
 	enum afd_nkind kind;
 	enum afd_entry entry;
 	int wd;                /* inotify watch of an NK_DIR, or -1 */
@@ -86,15 +96,17 @@ uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n);
  */
 struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 			       enum afd_entry e, const char *path,
-			       const char *member, uint64_t parent,
-			       const char *name, int *created);
+			       const char *member, uint64_t version,
+			       uint64_t parent, const char *name, int *created);
 
 /**
- * Drop @p n lookups; a node reaching 0 is unlinked and freed.
- * Returns the freed node's inotify wd (>= 0) so the caller can drop the
- * watch, or -1.
+ * Drop @p n lookups. A node reaching 0 is unlinked and returned: the
+ * caller drops what hangs on it (its inotify watch, its bound handle) and
+ * frees it with afd_node_free. Otherwise NULL.
  */
-int afd_nodes_forget(struct afd_nodes *t, struct afd_node *node, uint64_t n);
+struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
+				  uint64_t n);
+void afd_node_free(struct afd_node *n);
 
 /** One notification target collected under the lock. */
 struct afd_inval {

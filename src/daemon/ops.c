@@ -55,6 +55,9 @@ static void arrayfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * every attribute refresh */
 	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	conn->max_readahead = UINT32_MAX;
+	/* open is answered ENOSYS: no open/release round trip per file, and
+	 * the page cache is kept (a changed source gets a new node) */
+	c->no_open = (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) != 0;
 	afd_log(&c->log, AFD_LOG_DEBUG, "init: kernel %u.%u, want 0x%x",
 		conn->proto_major, conn->proto_minor, conn->want);
 }
@@ -68,6 +71,16 @@ static void fill_entry(struct afd_ctx *c, struct fuse_entry_param *e)
 {
 	e->attr_timeout = c->opts.entry_timeout;
 	e->entry_timeout = c->opts.entry_timeout;
+}
+
+static void forget_one(struct afd_ctx *c, struct afd_node *n, uint64_t nlookup)
+{
+	struct afd_node *gone = afd_nodes_forget(&c->nodes, n, nlookup);
+	if (!gone)
+		return;
+	afd_notify_unwatch(c, gone->wd);
+	afd_bound_unbind(&c->bound, gone);
+	afd_node_free(gone);
 }
 
 static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
@@ -91,12 +104,12 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 		return;
 	}
 	afd_attr(c, &id, &r, &e.attr);
-	afd_res_release(&r);
 	int created;
 	struct afd_node *n = afd_nodes_get(&c->nodes, id.kind, id.entry, id.path,
-					   id.member,
+					   id.member, afd_version_of(&id, &r),
 					   afd_nodes_id(&c->nodes, p), name,
 					   &created);
+	afd_res_release(&r);
 	afd_id_free(&id);
 	if (!n) {
 		fuse_reply_err(req, ENOMEM);
@@ -109,21 +122,13 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 	fill_entry(c, &e);
 	if (fuse_reply_entry(req, &e) == -ENOENT) {
 		/* the request was interrupted: the kernel never got it */
-		int wd = afd_nodes_forget(&c->nodes, n, 1);
-		afd_notify_unwatch(c, wd);
+		forget_one(c, n, 1);
 	}
-}
-
-static void forget_one(struct afd_ctx *c, fuse_ino_t ino, uint64_t nlookup)
-{
-	struct afd_node *n = afd_nodes_from_id(&c->nodes, ino);
-	int wd = afd_nodes_forget(&c->nodes, n, nlookup);
-	afd_notify_unwatch(c, wd);
 }
 
 static void arrayfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	forget_one(afd_ctx(req), ino, nlookup);
+	forget_one(afd_ctx(req), node_of(req, ino), nlookup);
 	fuse_reply_none(req);
 }
 
@@ -132,7 +137,8 @@ static void arrayfs_ll_forget_multi(fuse_req_t req, size_t count,
 {
 	struct afd_ctx *c = afd_ctx(req);
 	for (size_t i = 0; i < count; i++)
-		forget_one(c, forgets[i].ino, forgets[i].nlookup);
+		forget_one(c, afd_nodes_from_id(&c->nodes, forgets[i].ino),
+			   forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -149,6 +155,12 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	struct afd_node *n = node_of(req, ino);
+	struct stat st;
+	if (afd_bound_attr(&c->bound, n, &st)) {
+		/* a node that has been read: the version it serves */
+		fuse_reply_attr(req, &st, c->opts.entry_timeout);
+		return;
+	}
 	struct afd_id id = afd_id_of(n);
 	struct afd_res r;
 	int rc = afd_resolve(c, &id, NULL, &r);
@@ -166,7 +178,6 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	struct stat st;
 	afd_attr(c, &id, &r, &st);
 	afd_res_release(&r);
 	fuse_reply_attr(req, &st, c->opts.entry_timeout);
@@ -273,6 +284,12 @@ static void arrayfs_ll_open(fuse_req_t req, fuse_ino_t ino,
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_handle *h;
 	bool keep = false;
+	if (c->no_open) {
+		/* "success, and send no more opens" (FUSE_CAP_NO_OPEN_SUPPORT);
+		 * the mount is read-only, so the kernel refuses writes itself */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	int rc = afd_handle_open(c, node_of(req, ino), fi->flags, &h, &keep);
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
@@ -286,11 +303,20 @@ static void arrayfs_ll_open(fuse_req_t req, fuse_ino_t ino,
 static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 			    off_t off, struct fuse_file_info *fi)
 {
-	(void)ino;
 	struct afd_ctx *c = afd_ctx(req);
-	struct afd_handle *h = open_obj(fi);
+	struct afd_handle *h;
 	struct afd_rbuf rb;
-	afd_handle_hold(h);
+	if (fi->fh) {
+		h = open_obj(fi);
+		afd_handle_hold(h);
+	} else {
+		/* opened without a round trip: the node's own handle */
+		int rc = afd_bound_get(c, node_of(req, ino), &h);
+		if (rc < 0) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
 	int rc = afd_handle_read(c, h, size, off, &rb);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);

@@ -204,6 +204,21 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 	out->st_blocks = (out->st_size + 511) / 512;
 }
 
+uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r)
+{
+	struct afd_ident ident;
+	switch (id->kind) {
+	case NK_FILE:
+		afd_ident_of(&ident, &r->st);
+		return afd_ident_key(id->path, &ident);
+	case NK_MEMBER:
+	case NK_ENTRY:
+		return r->sf ? r->sf->key : 0;
+	default:
+		return 0;
+	}
+}
+
 static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 		      const char *name, struct afd_id *child,
 		      struct afd_res *r)

@@ -52,6 +52,12 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 	      const struct afd_res *r, struct stat *out);
 
 /**
+ * The version of its source that a node for @p id resolved as @p r serves
+ * (nodes.h): the same number afd_handle_open computes for that version.
+ */
+uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r);
+
+/**
  * Resolve name @p name in folder node @p parent. On 0, *child holds the
  * new identity (path and member malloc'd: afd_id_free) and *r its
  * resolution. Returns -ENOENT (negative entry), -ENOTDIR, -errno.

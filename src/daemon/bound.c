@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* Handles bound to nodes for open-less reads: a bounded LRU. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bound.h"
+#include "ctx.h"
+#include "handle.h"
+
+void afd_boundset_init(struct afd_boundset *s)
+{
+	pthread_mutex_init(&s->lock, NULL);
+	s->lru.next = s->lru.prev = &s->lru;
+	s->count = s->bytes = 0;
+}
+
+static void lru_unlink(struct afd_boundset *s, struct afd_bound *b)
+{
+	b->prev->next = b->next;
+	b->next->prev = b->prev;
+	s->count--;
+	s->bytes -= b->cost;
+}
+
+static void lru_push_front(struct afd_boundset *s, struct afd_bound *b)
+{
+	b->next = s->lru.next;
+	b->prev = &s->lru;
+	s->lru.next->prev = b;
+	s->lru.next = b;
+	s->count++;
+	s->bytes += b->cost;
+}
+
+/* Unbind @p b (lock held); the caller closes b->h and frees b. */
+static void unbind_locked(struct afd_boundset *s, struct afd_bound *b)
+{
+	lru_unlink(s, b);
+	b->node->bound = NULL;
+	b->node = NULL;
+}
+
+static void release(struct afd_bound *list)
+{
+	while (list) {
+		struct afd_bound *next = list->next;
+		afd_handle_close(list->h);
+		free(list);
+		list = next;
+	}
+}
+
+void afd_boundset_destroy(struct afd_boundset *s)
+{
+	struct afd_bound *all = NULL;
+	while (s->lru.next != &s->lru) {
+		struct afd_bound *b = s->lru.next;
+		unbind_locked(s, b);
+		b->next = all;
+		all = b;
+	}
+	release(all);
+	pthread_mutex_destroy(&s->lock);
+}
+
+/* Bind @p h to @p n unless another thread did first; returns the handle
+ * to use (held) and closes the extra one. */
+static struct afd_handle *bind(struct afd_boundset *s, struct afd_node *n,
+			       struct afd_handle *h, struct afd_bound *b)
+{
+	struct afd_bound *victims = NULL;
+	pthread_mutex_lock(&s->lock);
+	if (n->bound) {
+		struct afd_handle *theirs = n->bound->h;
+		afd_handle_hold(theirs);
+		pthread_mutex_unlock(&s->lock);
+		afd_handle_close(h);
+		free(b);
+		return theirs;
+	}
+	b->node = n;
+	b->h = h;
+	b->cost = afd_handle_cost(h);
+	n->bound = b;
+	lru_push_front(s, b);
+	afd_handle_hold(h);
+	/* the oldest go first; the one just bound stays whatever its cost */
+	while (s->count > 1 &&
+	       (s->count > AFD_BOUND_MAX || s->bytes > AFD_BOUND_BUDGET)) {
+		struct afd_bound *v = s->lru.prev;
+		unbind_locked(s, v);
+		v->next = victims;
+		victims = v;
+	}
+	pthread_mutex_unlock(&s->lock);
+	release(victims);
+	return h;
+}
+
+int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
+		  struct afd_handle **out)
+{
+	struct afd_boundset *s = &c->bound;
+	pthread_mutex_lock(&s->lock);
+	struct afd_bound *b = n->bound;
+	if (b) {
+		if (s->lru.next != b) {
+			lru_unlink(s, b);
+			lru_push_front(s, b);
+		}
+		afd_handle_hold(b->h);
+		*out = b->h;
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+
+	b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	struct afd_handle *h;
+	bool keep;
+	int rc = afd_handle_open(c, n, O_RDONLY, &h, &keep);
+	if (rc == 0 && n->version && afd_handle_version(h) != n->version) {
+		afd_handle_log_stale(c, h);
+		afd_handle_close(h);
+		rc = -EIO;
+	}
+	if (rc < 0) {
+		free(b);
+		return rc;
+	}
+	*out = bind(s, n, h, b);
+	return 0;
+}
+
+bool afd_bound_attr(struct afd_boundset *s, struct afd_node *n,
+		    struct stat *st)
+{
+	pthread_mutex_lock(&s->lock);
+	bool bound = n->bound != NULL;
+	if (bound)
+		*st = *afd_handle_attr(n->bound->h);
+	pthread_mutex_unlock(&s->lock);
+	return bound;
+}
+
+void afd_bound_unbind(struct afd_boundset *s, struct afd_node *n)
+{
+	pthread_mutex_lock(&s->lock);
+	struct afd_bound *b = n->bound;
+	if (b)
+		unbind_locked(s, b);
+	pthread_mutex_unlock(&s->lock);
+	if (b) {
+		b->next = NULL;
+		release(b);
+	}
+}

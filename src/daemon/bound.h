@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * Handles bound to nodes, for reads that come without an open.
+ *
+ * When the kernel supports it, open() is answered ENOSYS once and the
+ * kernel stops sending open and release: a file costs no round trip to
+ * open, and its page cache is kept across opens. Reads then arrive with no
+ * file handle, so each node that serves bytes gets one handle of its own,
+ * made on its first read and checked against the node's version (a node
+ * is one version of its source: nodes.h). A node whose source changed
+ * before its first read answers EIO; the next lookup gives a new node.
+ *
+ * Bounded: at most AFD_BOUND_MAX handles (each may hold an fd) and about
+ * AFD_BOUND_BUDGET bytes of decoded data stay bound; the least recently
+ * read is closed first and made again if read again.
+ *
+ * Lock order: nodes lock, then the bound lock (forget unbinds before the
+ * node is freed, so the set never points at a freed node).
+ */
+#ifndef ARRAYFS_DAEMON_BOUND_H
+#define ARRAYFS_DAEMON_BOUND_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#define AFD_BOUND_MAX 512u
+#define AFD_BOUND_BUDGET ((size_t)256 << 20)
+
+struct afd_ctx;
+struct afd_node;
+struct afd_handle;
+
+struct afd_bound {
+	struct afd_node *node;
+	struct afd_handle *h;
+	size_t cost;
+	struct afd_bound *prev, *next;
+};
+
+struct afd_boundset {
+	pthread_mutex_t lock;
+	struct afd_bound lru;  /* list head: lru.next = most recently read */
+	size_t count, bytes;
+};
+
+void afd_boundset_init(struct afd_boundset *s);
+/** Close every bound handle (at shutdown, no request in flight). */
+void afd_boundset_destroy(struct afd_boundset *s);
+
+/**
+ * The handle of node @p n, made if needed; held (afd_handle_close it).
+ * Returns 0, -EIO if the source is no longer the node's version, or the
+ * error of opening it.
+ */
+int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
+		  struct afd_handle **out);
+/** The attributes of @p n's bound handle into @p st; false if unbound. */
+bool afd_bound_attr(struct afd_boundset *s, struct afd_node *n,
+		    struct stat *st);
+/** Drop @p n's handle (the kernel forgot the node). */
+void afd_bound_unbind(struct afd_boundset *s, struct afd_node *n);
+
+#endif /* ARRAYFS_DAEMON_BOUND_H */
