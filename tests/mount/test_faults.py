@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 import expect  # noqa: E402
 import mountlib  # noqa: E402
 from mountlib import TempDir, is_mounted, read, wait_for  # noqa: E402
+from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 
 DEADLINE = 10.0          # seconds a change may take to show
 CYCLES = 10000           # open/read/close cycles for the leak check
@@ -72,42 +73,6 @@ def write_by_rename(path, buf):
     tmp = path + ".tmp-new"
     write(tmp, buf)
     os.replace(tmp, path)
-
-
-# -- the daemon's resources ---------------------------------------------------
-def fd_count(pid):
-    return len(os.listdir("/proc/%d/fd" % pid))
-
-
-def fd_targets(pid):
-    d = "/proc/%d/fd" % pid
-    out = {}
-    for n in os.listdir(d):
-        try:
-            t = os.readlink(os.path.join(d, n))
-        except OSError:
-            continue
-        t = t.split(":[")[0]
-        out[t] = out.get(t, 0) + 1
-    return out
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS for pid %d" % pid)
-
-
-def sanitized(pid):
-    """True when the daemon runs under AddressSanitizer (whose quarantine
-    keeps freed memory: RSS bounds must be looser)."""
-    try:
-        with open("/proc/%d/maps" % pid) as f:
-            return "libasan" in f.read()
-    except OSError:
-        return False
 
 
 def read_fd_to_end(fd, start=0, step=100000):

@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import expect  # noqa: E402
 import mountlib  # noqa: E402
 from mountlib import TempDir, read, walk  # noqa: E402
+from procinfo import rss_kib, sanitized  # noqa: E402
 
 # Generating and listing one million members takes about a minute under
 # ASan on two cores; AF_HOSTILE_MEMBERS lowers it for a quick run.
@@ -40,19 +41,6 @@ def npy_bytes(arr):
     f = io.BytesIO()
     np.save(f, arr)
     return f.getvalue()
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
-def sanitized(pid):
-    with open("/proc/%d/maps" % pid) as f:
-        return "libasan" in f.read()
 
 
 def raw_deflate(buf, level=6):

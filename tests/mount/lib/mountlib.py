@@ -325,13 +325,14 @@ class FreshMountCase(unittest.TestCase):
     """A new source folder and mount for every test: setUp makes `self.src`
     (a TempDir), calls populate() to fill it, mounts it as `self.m`;
     tearDown checks the daemon is alive and unmounts it (exit 0). Both are
-    removed even when a test fails."""
+    removed even when a test fails. Subclasses may set `mount_args`."""
+    mount_args = ()
 
     def setUp(self):
         self.src = TempDir()
         self.addCleanup(self.src.close)
         self.populate()
-        self.m = Mount(self.src.path)
+        self.m = Mount(self.src.path, None, self.mount_args)
         self.addCleanup(self.m.cleanup)
         self.m.start()
 

@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Files opened without a round trip (FUSE no-open): the kernel sends one
+OPEN at most and no RELEASE, a second read of a file is served from the
+page cache, reads are served by per-node handles that stay bounded however
+many files are read, and a node keeps serving the version of its source
+it was looked up with while a new lookup shows the new one.
+
+The request counts come from the daemon's own debug log (-d), which prints
+one "opcode: NAME" line per request the kernel sends."""
+import errno
+import io
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import numpy as np  # noqa: E402
+
+import mountlib  # noqa: E402
+from mountlib import read, wait_for  # noqa: E402
+from procinfo import fd_count, fd_targets  # noqa: E402
+
+DEADLINE = 10.0
+BOUND_MAX = 512          # AFD_BOUND_MAX in src/daemon/bound.h
+MANY = BOUND_MAX * 3     # arrays read in the bounded-handles test
+
+
+def npy_bytes(arr):
+    f = io.BytesIO()
+    np.save(f, arr)
+    return f.getvalue()
+
+
+def write(path, buf):
+    with open(path, "wb") as f:
+        f.write(buf)
+
+
+def write_by_rename(path, buf):
+    write(path + ".tmp", buf)
+    os.replace(path + ".tmp", path)
+
+
+def image(i):
+    return (np.arange(28 * 28, dtype=np.uint32).reshape(28, 28) * 7 + i).astype(np.uint8)
+
+
+class RequestCountTest(mountlib.FreshMountCase):
+    mount_args = ("-d",)
+    N = 40
+
+    def populate(self):
+        for i in range(self.N):
+            write(self.src.join("img%02d.npy" % i), npy_bytes(image(i)))
+        write(self.src.join("plain.txt"), b"plain bytes\n" * 10)
+
+    def opcodes(self, name):
+        return len(re.findall(r"opcode: %s \(" % name, self.m.log()))
+
+    def test_open_is_not_a_round_trip_and_a_second_read_hits_the_page_cache(self):
+        paths = [self.mp("img%02d.npy" % i, "data") for i in range(self.N)]
+        paths.append(self.mp("plain.txt"))
+        want = [image(i).tobytes() for i in range(self.N)] + [b"plain bytes\n" * 10]
+        for p, w in zip(paths, want):
+            self.assertEqual(read(p), w, p)
+        reads = self.opcodes("READ")
+        self.assertGreaterEqual(reads, len(paths), "every file was read once")
+        for p, w in zip(paths, want):
+            self.assertEqual(read(p), w, p)
+        self.assertEqual(self.opcodes("READ"), reads,
+                         "the second pass reached the daemon instead of the page cache")
+        self.assertLessEqual(self.opcodes("OPEN"), 1,
+                             "the kernel still sends an OPEN per file")
+        self.assertEqual(self.opcodes("RELEASE"), 0)
+
+
+class BoundedHandlesTest(mountlib.FreshMountCase):
+    def populate(self):
+        for i in range(MANY):
+            write(self.src.join("img%04d.npy" % i), npy_bytes(image(i)))
+
+    def read_uncached(self, i):
+        fd = os.open(self.mp("img%04d.npy" % i, "data"), os.O_RDONLY)
+        try:
+            # drop the page cache so the read reaches the daemon
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            return os.pread(fd, 1 << 16, 0)
+        finally:
+            os.close(fd)
+
+    def test_more_arrays_than_bound_handles_keep_fds_bounded_and_bytes_right(self):
+        pid = self.m.proc.pid
+        fds0 = fd_count(pid)
+        most = fds0
+        for i in range(MANY):
+            self.assertEqual(self.read_uncached(i), image(i).tobytes(), "img%04d" % i)
+            if i % 64 == 0:
+                most = max(most, fd_count(pid))
+        most = max(most, fd_count(pid))
+        print("\n%d arrays read: daemon fds %d at start, %d at most"
+              % (MANY, fds0, most), file=sys.stderr)
+        # one fd per bound handle, plus worker threads' splice pipes
+        self.assertLess(most, fds0 + BOUND_MAX + 40,
+                        "fds not bounded: %s" % fd_targets(pid))
+        # the first ones were closed long ago: read again, made again
+        for i in range(0, MANY, 97):
+            self.assertEqual(self.read_uncached(i), image(i).tobytes(), "again img%04d" % i)
+
+
+class VersionPerNodeTest(mountlib.FreshMountCase):
+    old = np.arange(100000, dtype="<i8")
+    new = np.arange(100000, dtype="<i8")[::-1].copy()
+
+    def populate(self):
+        write(self.src.join("a.npy"), npy_bytes(self.old))
+        write(self.src.join("t.txt"), b"old text\n")
+
+    def test_a_reader_keeps_its_version_while_a_new_open_sees_the_new_one(self):
+        fd = os.open(self.mp("a.npy", "data"), os.O_RDONLY)
+        try:
+            self.assertEqual(os.pread(fd, 4096, 0), self.old.tobytes()[:4096])
+            ino_old = os.fstat(fd).st_ino
+            write_by_rename(self.src.join("a.npy"), npy_bytes(self.new))
+            wait_for(lambda: read(self.mp("a.npy", "data")) == self.new.tobytes(),
+                     DEADLINE, what="the new version at the path")
+            # the held file: the old bytes (its handle holds the old source),
+            # even past the page cache
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            got = bytearray()
+            while True:
+                chunk = os.pread(fd, 1 << 16, len(got))
+                if not chunk:
+                    break
+                got += chunk
+            self.assertEqual(bytes(got), self.old.tobytes(), "the held reader's bytes")
+            self.assertEqual(os.stat(self.mp("a.npy", "data")).st_ino, ino_old,
+                             "st_ino is the path's, whatever the version")
+        finally:
+            os.close(fd)
+
+    def test_a_node_not_yet_read_when_its_source_changed_gives_old_new_or_eio(self):
+        # opened (looked up) but not read; then rewritten in place
+        fd = os.open(self.mp("a.npy", "data"), os.O_RDONLY)
+        try:
+            write(self.src.join("a.npy"), npy_bytes(self.new))
+            try:
+                got = os.pread(fd, 1 << 20, 0)
+            except OSError as e:
+                self.assertEqual(e.errno, errno.EIO)
+            else:
+                self.assertIn(got, (self.old.tobytes(), self.new.tobytes()),
+                              "a mix of old and new bytes")
+        finally:
+            os.close(fd)
+        wait_for(lambda: read(self.mp("a.npy", "data")) == self.new.tobytes(),
+                 DEADLINE, what="the new version at the path")
+
+    def test_plain_file_replaced_by_rename_shows_the_new_bytes_at_the_path(self):
+        self.assertEqual(read(self.mp("t.txt")), b"old text\n")
+        write_by_rename(self.src.join("t.txt"), b"new text, longer\n")
+        wait_for(lambda: read(self.mp("t.txt")) == b"new text, longer\n",
+                 DEADLINE, what="the new plain file")
+
+
+if __name__ == "__main__":
+    mountlib.main()
