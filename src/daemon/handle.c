@@ -16,6 +16,9 @@
 
 /* Beyond this many pieces in one reply the rest is copied in one go. */
 #define AFD_READ_MAX_PIECES 16u
+/* libfuse copies a reply under two pages out of the pipe again: below
+ * that, one pread into memory is cheaper than splice + copy + drain */
+#define AFD_SPLICE_MIN (2u * 4096u)
 
 enum afd_hkind {
 	H_PLAIN = 1,  /* a source file served as-is from its fd */
@@ -115,8 +118,10 @@ static int open_plain(struct afd_ctx *c, struct afd_node *n,
 		return -errno;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	/* O_NONBLOCK only kept open() off fifos; reads of a file must wait */
-	fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
+	/* O_NONBLOCK only kept open() off fifos; reads of one must wait (it
+	 * means nothing to a regular file) */
+	if (!S_ISREG(st.st_mode))
+		fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
 	afd_ident_of(&h->id, &st);
 	*version = afd_ident_key(n->path, &h->id);
 	h->kind = H_PLAIN;
@@ -303,7 +308,9 @@ static int fd_piece(struct afd_ctx *c, struct afd_handle *h,
 {
 	af_error err;
 	ssize_t got = 0;
-	struct afd_spipe *p = rb->pipe ? rb->pipe : afd_spipe_get(c->pipe_key);
+	struct afd_spipe *p = NULL;
+	if (!rb->copy)
+		p = rb->pipe ? rb->pipe : afd_spipe_get(c->pipe_key);
 	if (p) {
 		rb->pipe = p;
 		got = afd_spipe_fill(p, fd, (off_t)pos, n);
@@ -457,6 +464,8 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 	case H_PLAIN:
 		/* as-is: the kernel clips at the size it knows; a short read
 		 * of a file that shrank is just an earlier end */
+		rb->copy = (uint64_t)h->attr.st_size <= o ||
+			   (uint64_t)h->attr.st_size - o < AFD_SPLICE_MIN;
 		return fd_piece(c, h, rb, h->fd, o, size, false);
 	case H_TEXT:
 		if (o < h->tlen) {
@@ -477,6 +486,7 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 	if (o >= total)
 		return 0;
 	uint64_t end = size < total - o ? o + size : total;
+	rb->copy = end - o < AFD_SPLICE_MIN;
 	/*
 	 * Never serve a mix of two versions: spliced bytes are copied after
 	 * this check (a writer then shortens or re-times the file first), and

@@ -34,6 +34,7 @@ struct afd_rbuf {
 	void *scratch[8];
 	size_t nscratch;
 	struct afd_spipe *pipe;   /* this thread's, if source bytes are in it */
+	bool copy;                /* too small to splice: pread into memory */
 };
 
 /**

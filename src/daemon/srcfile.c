@@ -304,9 +304,8 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 			close(fd);
 		return -EINVAL;
 	}
-	/* O_NONBLOCK only kept open() off fifos; reads of a file must wait */
-	if (fd >= 0)
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	/* O_NONBLOCK only kept open() off fifos: it means nothing to the
+	 * regular file it is now known to be */
 	struct afd_ident id;
 	afd_ident_of(&id, &st);
 
@@ -334,7 +333,6 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 			close(fd);
 			return -EAGAIN;
 		}
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	}
 	struct afd_src *fresh = parse(c, path, fd, &st);
 	if (!fresh) {

@@ -45,21 +45,43 @@ const char *afd_array_dirname(const struct afd_node *n)
 	return s ? s + 1 : n->path;
 }
 
+/* Length of @p dirname without its .npy / .ra extension: B's length. */
+static size_t base_len(const char *dirname)
+{
+	size_t n = strlen(dirname);
+	if (n >= 4 && strcmp(dirname + n - 4, ".npy") == 0)
+		return n - 4;
+	if (n >= 3 && strcmp(dirname + n - 3, ".ra") == 0)
+		return n - 3;
+	return n;
+}
+
 char *afd_entry_name(const char *dirname, enum afd_entry e)
 {
 	if (e < AE_COUNT && entry_fixed[e])
 		return strdup(entry_fixed[e]);
 	/* B = the folder name without its .npy / .ra extension */
-	size_t n = strlen(dirname);
-	if (n >= 4 && strcmp(dirname + n - 4, ".npy") == 0)
-		n -= 4;
-	else if (n >= 3 && strcmp(dirname + n - 3, ".ra") == 0)
-		n -= 3;
+	size_t n = base_len(dirname);
 	char *out = NULL;
 	if (asprintf(&out, "%.*s%s", (int)n, dirname,
 		     e == AE_NPY ? ".npy" : ".ra") < 0)
 		return NULL;
 	return out;
+}
+
+enum afd_entry afd_entry_of(const char *dirname, const char *name)
+{
+	for (int k = AE_DATA; k < AE_COUNT; k++)
+		if (entry_fixed[k] && strcmp(entry_fixed[k], name) == 0)
+			return (enum afd_entry)k;
+	size_t b = base_len(dirname);
+	if (strncmp(name, dirname, b) != 0)
+		return AE_NONE;
+	if (strcmp(name + b, ".npy") == 0)
+		return AE_NPY;
+	if (strcmp(name + b, ".ra") == 0)
+		return AE_RA;
+	return AE_NONE;
 }
 
 void afd_res_release(struct afd_res *r)
@@ -262,16 +284,7 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 			const char *name, struct afd_id *child,
 			struct afd_res *r)
 {
-	enum afd_entry e = AE_NONE;
-	const char *dn = afd_array_dirname(parent);
-	for (int k = AE_DATA; k < AE_COUNT && e == AE_NONE; k++) {
-		char *en = afd_entry_name(dn, (enum afd_entry)k);
-		if (!en)
-			return -ENOMEM;
-		if (strcmp(en, name) == 0)
-			e = (enum afd_entry)k;
-		free(en);
-	}
+	enum afd_entry e = afd_entry_of(afd_array_dirname(parent), name);
 	if (e == AE_NONE)
 		return -ENOENT;
 	child->kind = NK_ENTRY;

@@ -66,6 +66,8 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 	       const char *name, struct afd_id *child, struct afd_res *r);
 void afd_id_free(struct afd_id *id);
 
+/** Which entry of array folder @p dirname is called @p name (AE_NONE: none). */
+enum afd_entry afd_entry_of(const char *dirname, const char *name);
 /** The file name of entry @p e in array folder @p dirname, malloc'd. */
 char *afd_entry_name(const char *dirname, enum afd_entry e);
 /** The name of an array folder node (its source name for a single-file root). */
