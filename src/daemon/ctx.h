@@ -29,6 +29,7 @@ struct afd_opts {
 	double entry_timeout;  /* s: positive entries and attributes */
 	double neg_timeout;    /* s: negative entries */
 	int uid, gid;          /* -1: the source's */
+	unsigned readahead_kb; /* 0: the kernel's */
 	int debug, foreground;
 };
 

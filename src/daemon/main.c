@@ -11,6 +11,7 @@
 #include "arrayfs/arrayfs.h"
 #include "ctx.h"
 #include "ops.h"
+#include "readahead.h"
 
 #define AFD_DEFAULT_TIMEOUT 3600.0
 #define AFD_DEFAULT_NEG_TIMEOUT 1.0
@@ -20,6 +21,7 @@ static const struct fuse_opt afd_opt_spec[] = {
 	{ "gid=%d", offsetof(struct afd_opts, gid), 0 },
 	{ "timeout=%lf", offsetof(struct afd_opts, entry_timeout), 0 },
 	{ "negative_timeout=%lf", offsetof(struct afd_opts, neg_timeout), 0 },
+	{ "readahead_kb=%u", offsetof(struct afd_opts, readahead_kb), 0 },
 	FUSE_OPT_END
 };
 
@@ -49,7 +51,10 @@ static void usage(const char *prog)
 	       "    -o gid=N               group of every file (default: the source's)\n"
 	       "    -o timeout=S           entry/attribute cache seconds (default %g)\n"
 	       "    -o negative_timeout=S  cache seconds for missing names (default %g)\n"
-	       "\n", prog, AFD_DEFAULT_TIMEOUT, AFD_DEFAULT_NEG_TIMEOUT);
+	       "    -o readahead_kb=N      readahead window when run as root (default %u;\n"
+	       "                           0: the kernel's 128)\n"
+	       "\n", prog, AFD_DEFAULT_TIMEOUT, AFD_DEFAULT_NEG_TIMEOUT,
+	       AFD_READAHEAD_DEFAULT_KB);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
@@ -115,6 +120,11 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 	fuse_daemonize(cmd->foreground);
 	if (!cmd->foreground)
 		afd_log_use_syslog(&c->log);
+	if (c->opts.readahead_kb) {
+		int ra = afd_readahead_set(cmd->mountpoint, c->opts.readahead_kb);
+		afd_log(&c->log, AFD_LOG_DEBUG, "readahead %u KiB: %s",
+			c->opts.readahead_kb, ra < 0 ? strerror(-ra) : "set");
+	}
 	if (afd_notify_start(c) < 0)
 		afd_log(&c->log, AFD_LOG_WARN,
 			"no change notification thread: changed sources show "
@@ -155,7 +165,8 @@ int main(int argc, char **argv)
 	struct fuse_cmdline_opts cmd;
 	struct afd_opts o = { .entry_timeout = AFD_DEFAULT_TIMEOUT,
 			      .neg_timeout = AFD_DEFAULT_NEG_TIMEOUT,
-			      .uid = -1, .gid = -1 };
+			      .uid = -1, .gid = -1,
+			      .readahead_kb = AFD_READAHEAD_DEFAULT_KB };
 	struct afd_ctx ctx;
 	int ret = 1;
 

@@ -124,6 +124,34 @@ class StandardOptionsTest(unittest.TestCase):
         self.check_serves("-o", "allow_other")
 
 
+class ReadaheadTest(unittest.TestCase):
+    """-o readahead_kb: the mount's own readahead window (root only; the
+    kernel gives a FUSE mount 128 KiB). The tests run as root."""
+
+    def window_kb(self, m):
+        dev = os.stat(m.mountpoint).st_dev
+        path = "/sys/class/bdi/%d:%d/read_ahead_kb" % (os.major(dev), os.minor(dev))
+        with open(path) as f:
+            return int(f.read())
+
+    def check_window(self, want, *args):
+        if os.geteuid() != 0:
+            self.skipTest("only root may set a readahead window")
+        with mountlib.mount(fixtures("corpus"), None, *args) as m:
+            self.assertEqual(self.window_kb(m), want)
+            self.assertEqual(read(m.path("ra", "test.ra", "test.ra")),
+                             read(fixtures("corpus", "ra", "test.ra")))
+
+    def test_default_window_is_512_kib(self):
+        self.check_window(512)
+
+    def test_option_sets_the_window(self):
+        self.check_window(300, "-o", "readahead_kb=300")
+
+    def test_zero_keeps_the_kernel_window(self):
+        self.check_window(128, "-o", "readahead_kb=0")
+
+
 class BackgroundTest(unittest.TestCase):
     def test_without_f_returns_0_once_mounted_and_serves(self):
         mnt = TempDir("arrayfs-mnt-")
