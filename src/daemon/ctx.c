@@ -115,7 +115,7 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 		return -1;
 	}
 	/* the root's folder is watched for the whole mount */
-	c->nodes.root->wd = afd_notify_watch(c, ".");
+	c->nodes.root->wd = afd_notify_watch(c, ".", &c->nodes.root->watched);
 	return 0;
 }
 

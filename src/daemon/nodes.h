@@ -26,6 +26,7 @@
 #define ARRAYFS_DAEMON_NODES_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,8 @@ struct afd_node {
 	enum afd_nkind kind;
 	enum afd_entry entry;
 	int wd;                /* inotify watch of an NK_DIR, or -1 */
+	bool watched;          /* every change to what it shows is pushed to
+				* the kernel (else it is cached briefly) */
 	char *path;            /* source-relative path ("." = the root folder) */
 	char *member;          /* npz member name or folder prefix, else NULL */
 	char *name;            /* the name in the parent */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #ifndef FUSE_USE_VERSION
@@ -119,9 +120,42 @@ void afd_notify_path(struct afd_ctx *c, const char *path, bool drop)
 	wake(n);
 }
 
-int afd_notify_watch(struct afd_ctx *c, const char *path)
+/*
+ * False for network and cluster file systems: inotify there reports only
+ * the changes made through this machine, not another client's.
+ */
+static bool sees_all_changes(const char *abs)
+{
+	static const unsigned long remote[] = {
+		0x6969,      /* NFS */
+		0x517B,      /* SMB */
+		0xFF534D42,  /* CIFS */
+		0xFE534D42,  /* SMB2 */
+		0x65735546,  /* FUSE (sshfs, s3fs, ...) */
+		0x00C36400,  /* Ceph */
+		0x01021997,  /* 9p */
+		0x5346414F,  /* AFS */
+		0x6B414653,  /* kAFS */
+		0x7461636F,  /* OCFS2 */
+		0x01161970,  /* GFS2 */
+		0x0BD00BD0,  /* Lustre */
+		0x47504653,  /* GPFS */
+		0x13661366,  /* OrangeFS */
+		0x73757245,  /* Coda */
+	};
+	struct statfs sf;
+	if (statfs(abs, &sf) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((unsigned long)(uint32_t)sf.f_type == remote[i])
+			return false;
+	return true;
+}
+
+int afd_notify_watch(struct afd_ctx *c, const char *path, bool *pushed)
 {
 	struct afd_notify *n = &c->notify;
+	*pushed = false;
 	if (n->ifd < 0)
 		return -1;
 	char abs[PATH_MAX];
@@ -156,6 +190,12 @@ int afd_notify_watch(struct afd_ctx *c, const char *path)
 		*pp = fresh;
 	}
 	pthread_mutex_unlock(&n->lock);
+	*pushed = sees_all_changes(abs);
+	if (!*pushed)
+		afd_log_once(&c->log, 0x6e6673 /* once a mount */,
+			     AFD_LOG_INFO, "%s is on a network file system: "
+			     "changes made elsewhere show within %g s",
+			     abs, c->opts.neg_timeout);
 	return wd;
 }
 

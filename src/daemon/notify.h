@@ -59,8 +59,13 @@ void afd_notify_destroy(struct afd_notify *n);
  */
 void afd_notify_path(struct afd_ctx *c, const char *path, bool drop);
 
-/** Watch source folder @p path (relative). Returns the wd or -1. */
-int afd_notify_watch(struct afd_ctx *c, const char *path);
+/**
+ * Watch source folder @p path (relative). Returns the wd or -1.
+ * *pushed tells whether every change in it will be seen: false when the
+ * watch failed or the folder is on a network file system (inotify sees
+ * only this machine's changes there).
+ */
+int afd_notify_watch(struct afd_ctx *c, const char *path, bool *pushed);
 /** Drop one use of watch @p wd. */
 void afd_notify_unwatch(struct afd_ctx *c, int wd);
 

@@ -67,10 +67,16 @@ static void arrayfs_ll_destroy(void *userdata)
 	(void)userdata;
 }
 
-static void fill_entry(struct afd_ctx *c, struct fuse_entry_param *e)
+/*
+ * How long the kernel may cache what node @p n shows: long when a change
+ * is pushed (inotify -> notifier), else briefly, since a file is then
+ * served from the page cache until its name is looked up again.
+ */
+static double cache_secs(struct afd_ctx *c, const struct afd_node *n)
 {
-	e->attr_timeout = c->opts.entry_timeout;
-	e->entry_timeout = c->opts.entry_timeout;
+	bool pushed = __atomic_load_n(&n->watched, __ATOMIC_ACQUIRE) &&
+		      __atomic_load_n(&c->notify.running, __ATOMIC_ACQUIRE);
+	return pushed ? c->opts.entry_timeout : c->opts.neg_timeout;
 }
 
 static void forget_one(struct afd_ctx *c, struct afd_node *n, uint64_t nlookup)
@@ -115,11 +121,20 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (created && n->kind == NK_DIR)
-		__atomic_store_n(&n->wd, afd_notify_watch(c, n->path),
+	if (created && n->kind == NK_DIR) {
+		bool watched;
+		__atomic_store_n(&n->wd, afd_notify_watch(c, n->path, &watched),
 				 __ATOMIC_RELEASE);
+		__atomic_store_n(&n->watched, watched, __ATOMIC_RELEASE);
+	} else if (created) {
+		/* its source's changes are seen in the folder holding it */
+		__atomic_store_n(&n->watched,
+				 __atomic_load_n(&p->watched, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+	}
 	e.ino = afd_nodes_id(&c->nodes, n);
-	fill_entry(c, &e);
+	e.entry_timeout = cache_secs(c, p);
+	e.attr_timeout = cache_secs(c, n);
 	if (fuse_reply_entry(req, &e) == -ENOENT) {
 		/* the request was interrupted: the kernel never got it */
 		forget_one(c, n, 1);
@@ -158,7 +173,7 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 	if (afd_bound_attr(&c->bound, n, &st)) {
 		/* a node that has been read: the version it serves */
-		fuse_reply_attr(req, &st, c->opts.entry_timeout);
+		fuse_reply_attr(req, &st, cache_secs(c, n));
 		return;
 	}
 	struct afd_id id = afd_id_of(n);
@@ -180,7 +195,7 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 	}
 	afd_attr(c, &id, &r, &st);
 	afd_res_release(&r);
-	fuse_reply_attr(req, &st, c->opts.entry_timeout);
+	fuse_reply_attr(req, &st, cache_secs(c, n));
 }
 
 static void arrayfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -544,17 +544,18 @@ int main(int argc, char **argv)
 """
 
 
-class EioSourceTest(unittest.TestCase):
+class EioFsCase(unittest.TestCase):
     """The source folder is a tiny FUSE file system (built here from
-    EIOFS_C) that fails reads with EIO. device-mapper's "error" target would
-    be the classic tool, but this kernel has no device-mapper."""
+    EIOFS_C) over the folder `self.back`, failing reads of files named
+    eio-*. device-mapper's "error" target would be the classic tool, but
+    this kernel has no device-mapper."""
 
     arr = np.arange(20000, dtype="<i8")  # 160000 bytes: data well past 4096
 
     def setUp(self):
         self.work = TempDir("arrayfs-eio-")
         self.addCleanup(self.work.close)
-        back = self.work.join("back")
+        back = self.back = self.work.join("back")
         os.mkdir(back)
         write(os.path.join(back, "eio-late.ra"), ra_bytes(self.arr))
         write(os.path.join(back, "eio-late.npy"), npy_bytes(self.arr))
@@ -595,6 +596,9 @@ class EioSourceTest(unittest.TestCase):
         finally:
             os.close(fd)
 
+
+
+class EioSourceTest(EioFsCase):
     def test_eio_sources_give_eio_or_correct_bytes_and_the_rest_is_served(self):
         # the source really fails, as designed
         with self.assertRaises(OSError) as cm:
@@ -626,6 +630,21 @@ class EioSourceTest(unittest.TestCase):
                 self.assertTrue(os.path.isfile(p), "an unreadable source is a plain file")
                 got, err = self.read_until_eio(p)
                 self.assertEqual((got, err), (b"", errno.EIO))
+        self.m.check_alive()
+        self.m.umount()
+
+
+class NetworkSourceTest(EioFsCase):
+    """A source on a FUSE file system stands for NFS and the like: inotify
+    there sees no change made around it (here: in the folder under it), so
+    arrayfs must not let the kernel cache such files for long."""
+
+    def test_a_change_inotify_cannot_see_shows_within_seconds(self):
+        self.assertEqual(read(self.m.path("fine.ra", "data")), self.arr.tobytes())
+        new = (self.arr * 3)[::-1].copy()
+        write_by_rename(os.path.join(self.back, "fine.ra"), ra_bytes(new))
+        wait_for(lambda: read(self.m.path("fine.ra", "data")) == new.tobytes(), DEADLINE,
+                 what="the new bytes of a source changed behind a network-like file system")
         self.m.check_alive()
         self.m.umount()
 
