@@ -12,6 +12,7 @@ import errno
 import io
 import os
 import re
+import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
@@ -19,11 +20,14 @@ import numpy as np  # noqa: E402
 
 import mountlib  # noqa: E402
 from mountlib import read, wait_for  # noqa: E402
-from procinfo import fd_count, fd_targets  # noqa: E402
+from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 
 DEADLINE = 10.0
 BOUND_MAX = 512          # AFD_BOUND_MAX in src/daemon/bound.h
 MANY = BOUND_MAX * 3     # arrays read in the bounded-handles test
+BUDGET_MIB = 256         # AFD_BOUND_BUDGET: decoded LZ4 bytes kept bound
+LZ4_MIB = 96             # each LZ4 .ra of the budget test decodes to this
+LZ4_FILES = 6
 
 
 def npy_bytes(arr):
@@ -40,6 +44,31 @@ def write(path, buf):
 def write_by_rename(path, buf):
     write(path + ".tmp", buf)
     os.replace(path + ".tmp", path)
+
+
+def lz4_repeat_block(unit, n):
+    """One raw LZ4 block decoding to N bytes of UNIT repeated (len(UNIT)
+    divides N): UNIT as literals, one long match at offset len(UNIT), and
+    the 12 literal bytes the format wants at the end."""
+    k = len(unit)
+    mlen = n - k - 12
+    out = bytearray([(min(k, 15) << 4) | min(mlen - 4, 15)])
+    if k >= 15:
+        v = k - 15
+        out += b"\xff" * (v // 255) + bytes([v % 255])
+    out += unit + struct.pack("<H", k)
+    if mlen - 4 >= 15:
+        v = mlen - 4 - 15
+        out += b"\xff" * (v // 255) + bytes([v % 255])
+    tail = (unit * (12 // k + 2))[(n - 12) % k:][:12]
+    out += bytes([12 << 4]) + tail
+    return bytes(out)
+
+
+def lz4_ra(unit, n):
+    """A RawArray of N bytes of UNIT, uint8, one dim, LZ4-compressed."""
+    block = lz4_repeat_block(unit, n)
+    return struct.pack("<6QQ", 0x7961727261776172, 2, 2, 1, len(block), 1, n) + block
 
 
 def image(i):
@@ -106,6 +135,33 @@ class BoundedHandlesTest(mountlib.FreshMountCase):
         # the first ones were closed long ago: read again, made again
         for i in range(0, MANY, 97):
             self.assertEqual(self.read_uncached(i), image(i).tobytes(), "again img%04d" % i)
+
+
+class Lz4BudgetTest(mountlib.FreshMountCase):
+    """Each LZ4 .ra is decoded whole and kept with its handle: the handles
+    kept hold at most the budget of decoded bytes, whatever is read."""
+
+    def populate(self):
+        for i in range(LZ4_FILES):
+            write(self.src.join("z%d.ra" % i), lz4_ra(self.unit(i), LZ4_MIB << 20))
+
+    @staticmethod
+    def unit(i):
+        return bytes(range(16 * i, 16 * i + 16))
+
+    def test_decoded_lz4_data_kept_stays_within_the_budget(self):
+        pid = self.m.proc.pid
+        rss0 = rss_kib(pid)
+        for i in range(LZ4_FILES):
+            want = self.unit(i) * ((LZ4_MIB << 20) // 16)
+            self.assertEqual(read(self.mp("z%d.ra" % i, "data")), want, "z%d.ra" % i)
+        grown_mib = (rss_kib(pid) - rss0) // 1024
+        print("\n%d LZ4 files of %d MiB read: daemon RSS +%d MiB"
+              % (LZ4_FILES, LZ4_MIB, grown_mib), file=sys.stderr)
+        # the budget, one more file, and slack; AddressSanitizer keeps up
+        # to 256 MiB of freed memory in quarantine
+        bound = BUDGET_MIB + LZ4_MIB + 64 + (256 if sanitized(pid) else 0)
+        self.assertLess(grown_mib, bound, "decoded data kept past the budget")
 
 
 class VersionPerNodeTest(mountlib.FreshMountCase):
