@@ -42,8 +42,18 @@ static void vlog(struct afd_log *lg, enum afd_log_level lvl, const char *fmt,
 		 va_list ap)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char line[1024];
-	vsnprintf(line, sizeof(line), fmt, ap);
+	char raw[1024], line[4 * sizeof(raw)];
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	/* names come from files and archives: a control byte in one must
+	 * not start a line of its own (or move a terminal's cursor) */
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)raw; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(line + o, sizeof(line) - o, "\\x%02x", *p);
+		else
+			line[o++] = (char)*p;
+	}
+	line[o] = '\0';
 	if (lg->to_syslog) {
 		syslog(prio[lvl], "%s", line);
 	} else {

@@ -204,6 +204,21 @@ class LogTest(unittest.TestCase):
         lines = [ln for ln in m.log().splitlines() if "zz-truncated.npy" in ln]
         self.assertEqual(len(lines), 1, "log:\n" + m.log())
 
+    def test_control_bytes_in_a_file_name_cannot_forge_log_lines(self):
+        src = TempDir()
+        self.addCleanup(src.close)
+        name = "zz\narrayfs: FORGED\r\x1b[2J.npy"
+        shutil.copyfile(fixtures("corpus", "broken", "truncated-data.npy"), src.join(name))
+        with mountlib.mount(src.path) as m:
+            read(m.path(name))
+            m.check_alive()
+        log = m.log()
+        self.assertNotIn("\narrayfs: FORGED", log)
+        self.assertNotIn("\x1b", log)
+        lines = [ln for ln in log.splitlines() if "FORGED" in ln]
+        self.assertEqual(len(lines), 1, "log:\n" + log)
+        self.assertIn("zz\\x0aarrayfs: FORGED\\x0d\\x1b[2J.npy", lines[0])
+
 
 if __name__ == "__main__":
     mountlib.main()
