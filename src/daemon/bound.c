@@ -4,10 +4,18 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bound.h"
 #include "ctx.h"
 #include "handle.h"
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
 
 void afd_boundset_init(struct afd_boundset *s)
 {
@@ -67,9 +75,10 @@ void afd_boundset_destroy(struct afd_boundset *s)
 
 /* Bind @p h to @p n unless another thread did first; returns the handle
  * to use (held) and closes the extra one. */
-static struct afd_handle *bind(struct afd_boundset *s, struct afd_node *n,
+static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 			       struct afd_handle *h, struct afd_bound *b)
 {
+	struct afd_boundset *s = &c->bound;
 	struct afd_bound *victims = NULL;
 	pthread_mutex_lock(&s->lock);
 	if (n->bound) {
@@ -80,22 +89,43 @@ static struct afd_handle *bind(struct afd_boundset *s, struct afd_node *n,
 		free(b);
 		return theirs;
 	}
+	uint64_t now = now_ms();
 	b->node = n;
 	b->h = h;
 	b->cost = afd_handle_cost(h);
+	b->used_ms = now;
 	n->bound = b;
 	lru_push_front(s, b);
 	afd_handle_hold(h);
-	/* the oldest go first; the one just bound stays whatever its cost */
-	while (s->count > 1 &&
-	       (s->count > AFD_BOUND_MAX || s->bytes > AFD_BOUND_BUDGET)) {
+	/* over the count: the least recently read go, whatever they hold */
+	while (s->count > AFD_BOUND_MAX && s->lru.prev != b) {
 		struct afd_bound *v = s->lru.prev;
 		unbind_locked(s, v);
 		v->next = victims;
 		victims = v;
 	}
+	/* over the budget: idle decoded data goes, oldest first; the list is
+	 * in order of use, so the first one still in use ends the search */
+	for (struct afd_bound *v = s->lru.prev;
+	     v != &s->lru && v != b && s->bytes > AFD_BOUND_BUDGET;) {
+		struct afd_bound *prev = v->prev;
+		if (now - v->used_ms < AFD_BOUND_IDLE_MS)
+			break;
+		if (v->cost) {
+			unbind_locked(s, v);
+			v->next = victims;
+			victims = v;
+		}
+		v = prev;
+	}
+	size_t cost = b->cost, held = s->bytes;
 	pthread_mutex_unlock(&s->lock);
 	release(victims);
+	if (cost)
+		afd_log(&c->log, AFD_LOG_DEBUG, "keeping %zu MiB of decoded data "
+			"for %s%s%s/%s (%zu MiB in all)", cost >> 20, n->path,
+			n->member ? "/" : "", n->member ? n->member : "", n->name,
+			held >> 20);
 	return h;
 }
 
@@ -110,6 +140,7 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 			lru_unlink(s, b);
 			lru_push_front(s, b);
 		}
+		b->used_ms = now_ms();
 		afd_handle_hold(b->h);
 		*out = b->h;
 		pthread_mutex_unlock(&s->lock);
@@ -132,7 +163,7 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 		free(b);
 		return rc;
 	}
-	*out = bind(s, n, h, b);
+	*out = bind(c, n, h, b);
 	return 0;
 }
 

@@ -10,9 +10,12 @@
  * is one version of its source: nodes.h). A node whose source changed
  * before its first read answers EIO; the next lookup gives a new node.
  *
- * Bounded: at most AFD_BOUND_MAX handles (each may hold an fd) and about
- * AFD_BOUND_BUDGET bytes of decoded data stay bound; the least recently
- * read is closed first and made again if read again.
+ * Bounded: at most AFD_BOUND_MAX handles (each may hold an fd) stay
+ * bound, the least recently read closed first and made again if read
+ * again. Decoded data (an LZ4 block, decoded whole) is held to
+ * AFD_BOUND_BUDGET bytes, but only handles idle for AFD_BOUND_IDLE_MS give
+ * theirs up: readers taking turns on more than the budget would otherwise
+ * each decode their file again for every request.
  *
  * Lock order: nodes lock, then the bound lock (forget unbinds before the
  * node is freed, so the set never points at a freed node).
@@ -23,10 +26,12 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #define AFD_BOUND_MAX 512u
 #define AFD_BOUND_BUDGET ((size_t)256 << 20)
+#define AFD_BOUND_IDLE_MS 1000u
 
 struct afd_ctx;
 struct afd_node;
@@ -36,6 +41,7 @@ struct afd_bound {
 	struct afd_node *node;
 	struct afd_handle *h;
 	size_t cost;
+	uint64_t used_ms;      /* when last read (CLOCK_MONOTONIC) */
 	struct afd_bound *prev, *next;
 };
 

@@ -14,6 +14,7 @@ import os
 import re
 import struct
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np  # noqa: E402
@@ -26,6 +27,7 @@ DEADLINE = 10.0
 BOUND_MAX = 512          # AFD_BOUND_MAX in src/daemon/bound.h
 MANY = BOUND_MAX * 3     # arrays read in the bounded-handles test
 BUDGET_MIB = 256         # AFD_BOUND_BUDGET: decoded LZ4 bytes kept bound
+IDLE_S = 1.0             # AFD_BOUND_IDLE_MS: only handles idle this long give it up
 LZ4_MIB = 96             # each LZ4 .ra of the budget test decodes to this
 LZ4_FILES = 6
 
@@ -153,6 +155,7 @@ class Lz4BudgetTest(mountlib.FreshMountCase):
         pid = self.m.proc.pid
         rss0 = rss_kib(pid)
         for i in range(LZ4_FILES):
+            time.sleep(IDLE_S * 1.3)  # the files read before are idle now
             want = self.unit(i) * ((LZ4_MIB << 20) // 16)
             self.assertEqual(read(self.mp("z%d.ra" % i, "data")), want, "z%d.ra" % i)
         grown_mib = (rss_kib(pid) - rss0) // 1024
@@ -162,6 +165,39 @@ class Lz4BudgetTest(mountlib.FreshMountCase):
         # to 256 MiB of freed memory in quarantine
         bound = BUDGET_MIB + LZ4_MIB + 64 + (256 if sanitized(pid) else 0)
         self.assertLess(grown_mib, bound, "decoded data kept past the budget")
+
+
+class Lz4TurnsTest(mountlib.FreshMountCase):
+    """Readers taking turns on more decoded data than the budget: each view
+    is decoded once, not again at every turn (the -d log has one line per
+    decoded view kept)."""
+    mount_args = ("-d",)
+    FILES = 3
+    CHUNK = 1 << 20
+
+    def populate(self):
+        for i in range(self.FILES):
+            write(self.src.join("t%d.ra" % i), lz4_ra(Lz4BudgetTest.unit(i), LZ4_MIB << 20))
+
+    def test_views_read_in_turns_are_decoded_once_each(self):
+        views = []
+        for i in range(self.FILES):
+            for entry in ("data", "t%d.npy" % i):
+                views.append(os.open(self.mp("t%d.ra" % i, entry), os.O_RDONLY))
+        try:
+            self.assertGreater(len(views) * LZ4_MIB, BUDGET_MIB)
+            sizes = [os.fstat(fd).st_size for fd in views]
+            for off in range(0, max(sizes), self.CHUNK):
+                for fd, size in zip(views, sizes):
+                    if off < size:
+                        self.assertEqual(len(os.pread(fd, self.CHUNK, off)),
+                                         min(self.CHUNK, size - off))
+        finally:
+            for fd in views:
+                os.close(fd)
+        kept = [ln for ln in self.m.log().splitlines() if "of decoded data for" in ln]
+        self.assertEqual(len(kept), len(views),
+                         "decoded again while in use:\n" + "\n".join(kept[:20]))
 
 
 class VersionPerNodeTest(mountlib.FreshMountCase):
