@@ -188,7 +188,9 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 		[AE_DATA] = AF_VIEW_DATA, [AE_NPY] = AF_VIEW_NPY, [AE_RA] = AF_VIEW_RA };
 	af_error err;
 	af_error_clear(&err);
-	if (r.ai->a.compression == AF_COMP_LZ4)
+	/* data and B.npy decode an LZ4 block whole; B.ra of a .ra is the
+	 * source file itself */
+	if (r.ai->a.compression == AF_COMP_LZ4 && n->entry != AE_RA)
 		h->cost = r.ai->a.data_size < SIZE_MAX ? (size_t)r.ai->a.data_size :
 							 SIZE_MAX;
 	af_status st = af_view_open(&h->view, &r.ai->a, h->src, vk[n->entry], &err);
