@@ -186,6 +186,21 @@ uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n)
 	return n == t->root ? FUSE_ROOT_ID : (uint64_t)(uintptr_t)n;
 }
 
+/* The node with this identity (key = its key_of), or NULL. Lock held. */
+static struct afd_node *find_locked(struct afd_nodes *t, uint64_t key,
+				    enum afd_nkind kind, enum afd_entry e,
+				    const char *path, const char *member,
+				    uint64_t version)
+{
+	for (struct afd_node *n = t->id_tab[key & (t->nbuckets - 1)]; n;
+	     n = n->id_next)
+		if (n->key == key && n->kind == kind && n->entry == e &&
+		    n->version == version && str_eq(n->path, path) &&
+		    str_eq(n->member, member))
+			return n;
+	return NULL;
+}
+
 struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 			       enum afd_entry e, const char *path,
 			       const char *member, uint64_t version,
@@ -194,13 +209,7 @@ struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 	uint64_t key = key_of(kind, e, path, member, version);
 	*created = 0;
 	pthread_mutex_lock(&t->lock);
-	struct afd_node *n = t->id_tab[key & (t->nbuckets - 1)];
-	for (; n; n = n->id_next) {
-		if (n->key == key && n->kind == kind && n->entry == e &&
-		    n->version == version && str_eq(n->path, path) &&
-		    str_eq(n->member, member))
-			break;
-	}
+	struct afd_node *n = find_locked(t, key, kind, e, path, member, version);
 	if (n) {
 		n->nlookup++;
 		pthread_mutex_unlock(&t->lock);
@@ -214,12 +223,7 @@ struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 	if (!fresh)
 		return NULL;
 	pthread_mutex_lock(&t->lock);
-	for (n = t->id_tab[key & (t->nbuckets - 1)]; n; n = n->id_next) {
-		if (n->key == key && n->kind == kind && n->entry == e &&
-		    n->version == version && str_eq(n->path, path) &&
-		    str_eq(n->member, member))
-			break;
-	}
+	n = find_locked(t, key, kind, e, path, member, version);
 	if (n) {
 		n->nlookup++;
 		pthread_mutex_unlock(&t->lock);

@@ -3,7 +3,6 @@
 """Sources that change while mounted: the new content shows from the next
 lookup on (polled with a deadline); a reader holding a file open gets old
 bytes, new bytes or EIO, never a silent mix; the daemon stays alive."""
-import errno
 import os
 import sys
 
@@ -12,7 +11,7 @@ import numpy as np  # noqa: E402
 
 import expect  # noqa: E402
 import mountlib  # noqa: E402
-from mountlib import read, wait_for  # noqa: E402
+from mountlib import read, read_fd_to_end, wait_for  # noqa: E402
 
 DEADLINE = 10.0  # seconds a change may take to show
 
@@ -174,18 +173,7 @@ class HeldOpenReaderTest(ChangeCase):
             head = os.pread(fd, 65536, 0)
             self.assertEqual(head, self.src_arr.tobytes()[:65536])
             change()
-            got, off = bytearray(), 0
-            while True:
-                try:
-                    chunk = os.pread(fd, 100000, off)
-                except OSError as e:
-                    if e.errno != errno.EIO:
-                        raise
-                    return bytes(got), errno.EIO
-                if not chunk:
-                    return bytes(got), None
-                got += chunk
-                off += len(chunk)
+            return read_fd_to_end(fd)
         finally:
             os.close(fd)
 

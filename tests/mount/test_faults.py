@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 import expect  # noqa: E402
 import mountlib  # noqa: E402
-from mountlib import TempDir, is_mounted, read, wait_for  # noqa: E402
+from mountlib import TempDir, is_mounted, read, read_fd_to_end, wait_for  # noqa: E402
 from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 
 DEADLINE = 10.0          # seconds a change may take to show
@@ -73,22 +73,6 @@ def write_by_rename(path, buf):
     tmp = path + ".tmp-new"
     write(tmp, buf)
     os.replace(tmp, path)
-
-
-def read_fd_to_end(fd, start=0, step=100000):
-    """Read FD from START to EOF with pread; returns (bytes, errno or None)."""
-    got, off = bytearray(), start
-    while True:
-        try:
-            chunk = os.pread(fd, step, off)
-        except OSError as e:
-            if e.errno != errno.EIO:
-                raise
-            return bytes(got), errno.EIO
-        if not chunk:
-            return bytes(got), None
-        got += chunk
-        off += len(chunk)
 
 
 class FaultCase(mountlib.FreshMountCase):

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Offsets past 4 GiB: a sparse 5 GiB big-endian .npy (zeros with a few
 marker words) read through data, B.npy and the byte-swapped B.ra."""
+import io
 import os
 import struct
 import subprocess
@@ -21,33 +22,29 @@ MARKERS = {0: 0x01020304, (1 << 30) - 1: 0x0A0B0C0D, 1 << 30: 0x11223344,
            (1 << 30) + 1027: 0x55667788, COUNT - 1: 0x7F6E5D4C}
 
 
+def header():
+    """The .npy header of big.npy: its length is where the data starts."""
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        f, {"descr": ">i4", "fortran_order": False, "shape": (COUNT,)})
+    return f.getvalue()
+
+
 def make_source():
     src = TempDir()
-    path = src.join("big.npy")
-    with open(path, "wb") as f:
-        np.lib.format.write_array_header_1_0(
-            f, {"descr": ">i4", "fortran_order": False, "shape": (COUNT,)})
-        header_len = f.tell()
+    head = header()
+    with open(src.join("big.npy"), "wb") as f:
+        f.write(head)
         for i, v in MARKERS.items():
-            f.seek(header_len + 4 * i)
+            f.seek(len(head) + 4 * i)
             f.write(struct.pack(">I", v))
-        f.truncate(header_len + 4 * COUNT)  # the rest is a hole: zeros, no disk
-    return src, header_len
+        f.truncate(len(head) + 4 * COUNT)  # the rest is a hole: zeros, no disk
+    return src
 
 
 class LargeSparseTest(MountCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.src, cls.hlen = make_source()
-        cls.source = cls.src.path
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.src.close()
+    make_source = staticmethod(make_source)
+    hlen = len(header())
 
     def expected(self, view, off, n):
         """Bytes [off, off+n) of VIEW ('data', 'npy' or 'ra') computed from

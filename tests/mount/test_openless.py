@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import numpy as np  # noqa: E402
 
 import mountlib  # noqa: E402
-from mountlib import read, wait_for  # noqa: E402
+from mountlib import read, read_fd_to_end, wait_for  # noqa: E402
 from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 
 DEADLINE = 10.0
@@ -220,13 +220,9 @@ class VersionPerNodeTest(mountlib.FreshMountCase):
             # the held file: the old bytes (its handle holds the old source),
             # even past the page cache
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            got = bytearray()
-            while True:
-                chunk = os.pread(fd, 1 << 16, len(got))
-                if not chunk:
-                    break
-                got += chunk
-            self.assertEqual(bytes(got), self.old.tobytes(), "the held reader's bytes")
+            got, err = read_fd_to_end(fd, 0, 1 << 16)
+            self.assertIsNone(err, "the held reader got EIO")
+            self.assertEqual(got, self.old.tobytes(), "the held reader's bytes")
             self.assertEqual(os.stat(self.mp("a.npy", "data")).st_ino, ino_old,
                              "st_ino is the path's, whatever the version")
         finally:

@@ -40,20 +40,19 @@ def make_source():
 
 
 class ToolsTest(MountCase):
+    make_source = staticmethod(make_source)
+
     @classmethod
     def setUpClass(cls):
-        cls.src = make_source()
-        cls.source = cls.src.path
+        super().setUpClass()
         cls.tree = expect.expected_tree(cls.src.path)
         cls.tmp = TempDir("arrayfs-out-")
-        super().setUpClass()
 
     @classmethod
     def tearDownClass(cls):
         try:
             super().tearDownClass()
         finally:
-            cls.src.close()
             cls.tmp.close()
 
     def expected(self, rel):

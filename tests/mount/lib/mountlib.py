@@ -18,6 +18,7 @@ and a SIGTERM handler lazily unmount (`fusermount3 -uz`) and kill every
 daemon this module started, so an interrupted or failing test leaves no mount.
 """
 import atexit
+import errno
 import os
 import shutil
 import signal
@@ -394,3 +395,19 @@ def walk(root):
 def read(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def read_fd_to_end(fd, start=0, step=100000):
+    """Read FD from START to EOF with pread; returns (bytes, errno or None)."""
+    got, off = bytearray(), start
+    while True:
+        try:
+            chunk = os.pread(fd, step, off)
+        except OSError as e:
+            if e.errno != errno.EIO:
+                raise
+            return bytes(got), errno.EIO
+        if not chunk:
+            return bytes(got), None
+        got += chunk
+        off += len(chunk)
