@@ -62,7 +62,7 @@ static af_status read_zip64_end(const af_source *src, const unsigned char *loc,
 	if ((disk != 0 && disk != SAT16) || (cd_disk != 0 && cd_disk != SAT16))
 		return af_error_set(err, AF_E_UNSUPPORTED, loc_pos + LOCATOR_LEN,
 				    "zip archives that span several disks are not supported");
-	/* The zip64 values win over the classic ones (FORMATS.md): some
+	/* The zip64 values win over the classic ones (docs/FORMATS.md): some
 	 * writers truncate the classic fields instead of saturating them. A
 	 * wrong zip64 value is caught when its directory does not parse. */
 	e->count = af_le64(r + 32);

@@ -17,8 +17,13 @@
  * theirs up: readers taking turns on more than the budget would otherwise
  * each decode their file again for every request.
  *
- * Lock order: nodes lock, then the bound lock (forget unbinds before the
- * node is freed, so the set never points at a freed node).
+ * Locking: the bound lock guards the list, the counts and every node's
+ * `bound`. It is a leaf: nothing else is locked while it is held (handles
+ * are closed after it is dropped) and it is never taken under another
+ * lock, the nodes lock included. Forget unlinks a node under the nodes
+ * lock, drops it, unbinds the node here, then frees it: the set never
+ * points at a freed node, as no read reaches a forgotten node. The whole
+ * order is in docs/DESIGN.md.
  */
 #ifndef ARRAYFS_DAEMON_BOUND_H
 #define ARRAYFS_DAEMON_BOUND_H
