@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the Check unit tests. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "af_test.h"
 
@@ -52,6 +55,16 @@ unsigned char *aft_ra_data(const char *path, size_t *len)
 	memmove(raw, raw + head, n - head);
 	*len = n - head;
 	return raw;
+}
+
+int aft_open_fd_source(const char *path, af_source *src)
+{
+	int fd = open(path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "cannot open %s", path);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	af_source_init_fd(src, fd, 0, (uint64_t)st.st_size);
+	return fd;
 }
 
 uint64_t aft_rand(uint64_t *state)

@@ -32,6 +32,11 @@ unsigned char *aft_ra_data(const char *path, size_t *len);
  * in *@p state (nonzero), so every run tests the same slices.
  */
 uint64_t aft_rand(uint64_t *state);
+/**
+ * Open the file at @p path read-only as a whole-file fd source in *@p src
+ * (ck_abort if it cannot be opened). Returns the fd; the caller closes it.
+ */
+int aft_open_fd_source(const char *path, af_source *src);
 /** An af_source pread that always fails with -EIO (for I/O error tests). */
 ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
 			  uint64_t off);

@@ -3,7 +3,7 @@
  * Tests for src/codec/ra.c: the RawArray header parser against the upstream
  * reference samples and the gen_ra.py fixtures (whose expected answers are in
  * ra/cases.txt), truncations and byte flips, failing and short-reading
- * sources (test_ra_sources.inc), and af_ra_type_of.
+ * sources (test_ra_sources.c), and af_ra_type_of.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -471,10 +471,6 @@ START_TEST(random_byte_flips_never_break_invariants)
 }
 END_TEST
 
-/* ---- sources that misbehave ------------------------------------------ */
-
-#include "test_ra_sources.inc"
-
 /* ---- messages --------------------------------------------------------- */
 
 static void expect_message(const char *file, af_status st, const char *needle,
@@ -569,9 +565,6 @@ int main(void)
 	tcase_set_timeout(bad, 600);
 	tcase_add_test(bad, truncated_valid_files_never_parse);
 	tcase_add_test(bad, random_byte_flips_never_break_invariants);
-	tcase_add_test(bad, io_error_is_reported);
-	tcase_add_test(bad, short_reads_are_completed);
-	tcase_add_test(bad, parse_reads_only_the_header);
 	suite_add_tcase(s, bad);
 
 	TCase *map = tcase_create("type_of");

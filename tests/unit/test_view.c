@@ -4,7 +4,7 @@
  * gen_view.py sources (view/cases.txt) against the expected whole views
  * numpy computed, whole and by thousands of random slices; extents; LZ4
  * data through a view (decoder cases: test_lz4.c); sources that shrink or
- * fail (test_view_sources.inc); concurrent readers.
+ * fail (test_view_sources.c); concurrent readers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -439,8 +439,6 @@ START_TEST(lz4_too_large_to_decode_is_limit)
 }
 END_TEST
 
-#include "test_view_sources.inc"
-
 typedef struct reader_job {
 	af_view *v;
 	const unsigned char *want;
@@ -530,13 +528,6 @@ int main(void)
 	tcase_add_test(lz4, lz4_wrong_decoded_length_is_corrupt);
 	tcase_add_test(lz4, lz4_too_large_to_decode_is_limit);
 	suite_add_tcase(s, lz4);
-	TCase *source = tcase_create("source");
-	tcase_add_test(source, source_shrunk_after_open_reads_fail);
-	tcase_add_test(source, source_io_error_is_reported);
-	tcase_add_test(source, short_data_in_source_is_refused_at_open);
-	tcase_add_test(source, data_range_overflowing_64_bits_is_refused_with_true_numbers);
-	tcase_add_test(source, unknown_view_kind_is_invalid);
-	suite_add_tcase(s, source);
 	TCase *threads = tcase_create("threads");
 	tcase_add_test(threads, concurrent_readers_see_the_same_bytes);
 	suite_add_tcase(s, threads);
