@@ -15,6 +15,7 @@
 #include "af_zip.h"
 #include "af_inflate.h"
 #include "af_view.h"
+#include "af_sniff.h"
 
 #define ARRAYFS_VERSION "0.1.0"
 

@@ -425,6 +425,7 @@ static af_status parse_field(pylit *pl, unsigned depth, name_set *ns,
 	bool empty = false;
 	af_status st;
 	size_t nnames = ns->n;
+	uint64_t field_at = pl_off(pl);
 
 	if (!pl_is(pl, '('))
 		return pl_fail(pl, AF_E_DTYPE, "expected a (name, type) field tuple");
@@ -452,9 +453,9 @@ static af_status parse_field(pylit *pl, unsigned depth, name_set *ns,
 		sum->nfields++;
 	sum->has_object |= ft.has_object;
 	if (af_add(sum->itemsize, ft.itemsize, &sum->itemsize))
-		return af_error_set(pl->err, AF_E_OVERFLOW, pl->base + pl->prev_end,
-				    "structured itemsize overflows at byte %llu",
-				    (unsigned long long)(pl->base + pl->prev_end));
+		return af_error_set(pl->err, AF_E_OVERFLOW, field_at,
+				    "structured itemsize overflows with the field at byte %llu",
+				    (unsigned long long)field_at);
 	return AF_OK;
 }
 

@@ -4,6 +4,7 @@
  * dict (descr, fortran_order, shape) read with the streaming literal lexer.
  * Reads only the header and the source size, never the data.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,33 @@ static size_t latin1_to_utf8(const unsigned char *in, size_t n, char *out)
 		}
 	}
 	return o;
+}
+
+/*
+ * The parser counted bytes of the UTF-8 copy of a Latin-1 header, where
+ * each byte >= 0x80 became two; move err's offset (and the "at byte N" of
+ * its message) back to the byte of the file.
+ */
+static void offset_to_latin1(af_error *err, const char *utf8, size_t n,
+			     uint64_t hstart)
+{
+	if (!err || err->offset == AF_NO_OFFSET || err->offset < hstart)
+		return;
+	uint64_t pos = err->offset - hstart, wide = 0;
+	for (size_t i = 0; i < n && i < pos; i++)
+		wide += ((unsigned char)utf8[i] & 0xC0) == 0x80;
+	if (wide == 0)
+		return;
+	char old[40], msg[sizeof(err->msg)];
+	snprintf(old, sizeof(old), "at byte %llu",
+		 (unsigned long long)err->offset);
+	err->offset -= wide;
+	char *at = strstr(err->msg, old);
+	if (!at)
+		return;
+	snprintf(msg, sizeof(msg), "%.*sat byte %llu%s", (int)(at - err->msg),
+		 err->msg, (unsigned long long)err->offset, at + strlen(old));
+	memcpy(err->msg, msg, sizeof(msg));
 }
 
 static char *dup_range(const char *s, size_t n)
@@ -150,7 +178,7 @@ static af_status parse_fortran(const char *text, const span *sp, uint64_t base,
 static af_status parse_shape(const char *text, const span *sp, uint64_t base,
 			     bool allow_long, af_array *a, af_error *err)
 {
-	uint64_t dims[AF_NDIM_MAX];
+	uint64_t dims[AF_NDIM_MAX], dim_at[AF_NDIM_MAX];
 	unsigned ndim = 0, paren, p;
 	pylit pl;
 	af_status st;
@@ -178,6 +206,7 @@ static af_status parse_shape(const char *text, const span *sp, uint64_t base,
 			return pl_fail(&pl, AF_E_OVERFLOW, "shape dimension does not fit in 64 bits");
 		if (ndim == AF_NDIM_MAX)
 			return pl_fail(&pl, AF_E_LIMIT, "shape has more than 64 dimensions");
+		dim_at[ndim] = pl_off(&pl);
 		dims[ndim++] = pl.tok.ival;
 		if ((st = pl_advance(&pl)) || (st = pl_close_parens(&pl, p)))
 			return st;
@@ -201,9 +230,9 @@ static af_status parse_shape(const char *text, const span *sp, uint64_t base,
 		zero |= dims[i] == 0;
 	for (unsigned i = 0; i < ndim && !zero; i++)
 		if (af_mul(count, dims[i], &count))
-			return af_error_set(err, AF_E_OVERFLOW, base + sp->start,
-					    "element count of the shape at byte %llu overflows 64 bits",
-					    (unsigned long long)(base + sp->start));
+			return af_error_set(err, AF_E_OVERFLOW, dim_at[i],
+					    "element count of the shape overflows 64 bits at dimension %u, at byte %llu",
+					    i, (unsigned long long)dim_at[i]);
 	a->count = zero ? 0 : count;
 	a->ndim = ndim;
 	a->shape = malloc((ndim ? ndim : 1) * sizeof(uint64_t));
@@ -261,6 +290,13 @@ static af_status parse_header(const char *text, size_t n, uint64_t base,
 	    (st = parse_fortran(text, &spans[1], base, &a->fortran_order, err)) ||
 	    (st = parse_shape(text, &spans[2], base, allow_long, a, err)))
 		return st;
+	/* An object array's data is a pickle of its own length (npy_parse). */
+	if (!a->dtype.has_object &&
+	    af_mul(a->count, a->dtype.itemsize, &a->data_size))
+		return af_error_set(err, AF_E_OVERFLOW, base + spans[2].start,
+				    "data size (count x itemsize %llu) of the shape at byte %llu overflows 64 bits",
+				    (unsigned long long)a->dtype.itemsize,
+				    (unsigned long long)(base + spans[2].start));
 	while (n > 0 && strchr(" \t\r\n", text[n - 1]))
 		n--;
 	a->header_text = dup_range(text, n);
@@ -278,15 +314,20 @@ static af_status read_prelude(const af_source *src, af_array *a,
 	if ((st = af_source_read_exact(src, pre, have, 0, err)))
 		return st;
 	size_t cmp = have < 6 ? have : 6;
-	if (have == 0 || memcmp(pre, npy_magic, cmp) != 0)
+	if (have == 0 || memcmp(pre, npy_magic, cmp) != 0) {
+		st = af_sniff_explain(src, AF_MAGIC_NPY, ".npy", err);
+		if (st != AF_OK)
+			return st;
 		return af_error_set(err, AF_E_MAGIC, 0, "not a .npy file (no \\x93NUMPY magic)");
+	}
 	if (have < 8)
 		return af_error_set(err, AF_E_TRUNCATED, have,
 				    "file ends at byte %zu inside the .npy preamble", have);
 	a->version_major = pre[6];
 	a->version_minor = pre[7];
 	if (pre[7] != 0 || pre[6] < 1 || pre[6] > 3)
-		return af_error_set(err, AF_E_VERSION, 6,
+		return af_error_set(err, AF_E_VERSION,
+				    pre[6] < 1 || pre[6] > 3 ? 6 : 7,
 				    ".npy version %u.%u is not 1.0, 2.0 or 3.0",
 				    pre[6], pre[7]);
 	*hstart = pre[6] == 1 ? 10 : 12;
@@ -355,20 +396,17 @@ static af_status npy_parse(const af_source *src, af_array *a, af_error *err)
 			utf8 = text;
 		}
 	}
-	if ((st = parse_header(utf8, n, hstart, a->version_major < 3, a, err)))
+	if ((st = parse_header(utf8, n, hstart, a->version_major < 3, a, err))) {
+		if (text)
+			offset_to_latin1(err, text, n, hstart);
 		goto out;
+	}
 
 	uint64_t avail = src->size - a->data_offset;
 	if (a->dtype.has_object) {
 		/* A pickle of unknown length: never interpreted, never checked. */
 		a->stored_size = a->data_size = avail;
 	} else {
-		if (af_mul(a->count, a->dtype.itemsize, &a->data_size)) {
-			st = af_error_set(err, AF_E_OVERFLOW, hstart,
-					  "data size (count x itemsize %llu) overflows 64 bits",
-					  (unsigned long long)a->dtype.itemsize);
-			goto out;
-		}
 		if (a->data_size > avail) {
 			st = af_error_set(err, AF_E_TRUNCATED, src->size,
 					  "data needs %llu bytes at byte %llu but the file ends at byte %llu",

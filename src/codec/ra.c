@@ -199,9 +199,13 @@ static af_status read_fixed(const af_source *src, unsigned char *hdr,
 	if (st != AF_OK)
 		return st;
 	size_t cmp = have < 8 ? (size_t)have : 8;
-	if (memcmp(hdr, magic, cmp) != 0)
+	if (have == 0 || memcmp(hdr, magic, cmp) != 0) {
+		st = af_sniff_explain(src, AF_MAGIC_RA, ".ra", err);
+		if (st != AF_OK)
+			return st;
 		return af_error_set(err, AF_E_MAGIC, 0,
 				    "the first 8 bytes are not the RawArray magic \"rawarray\"");
+	}
 	if (have < AF_RA_FIXED_HEADER)
 		return af_error_set(err, AF_E_TRUNCATED, have,
 				    "the file ends at byte %llu, inside the 48-byte RawArray header",

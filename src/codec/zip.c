@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrayfs/af_sniff.h"
 #include "bytes_i.h"
 #include "zip_i.h"
 
@@ -29,6 +30,8 @@ struct zip_end {
 	uint64_t cd_size;
 	uint64_t cd_offset;
 	uint64_t limit; /* the directory must end at or before this byte */
+	/* where the record holds each of the three, for messages */
+	uint64_t count_at, size_at, offset_at;
 };
 
 static af_status read_zip64_end(const af_source *src, const unsigned char *loc,
@@ -69,6 +72,9 @@ static af_status read_zip64_end(const af_source *src, const unsigned char *loc,
 	e->cd_size = af_le64(r + 40);
 	e->cd_offset = af_le64(r + 48);
 	e->limit = off;
+	e->count_at = off + 32;
+	e->size_at = off + 40;
+	e->offset_at = off + 48;
 	return AF_OK;
 }
 
@@ -76,10 +82,15 @@ static af_status read_end(const af_source *src, struct zip_end *e,
 			  af_error *err)
 {
 	uint64_t size = src->size;
-	if (size < EOCD_LEN)
-		return af_error_set(err, AF_E_MAGIC, 0,
+	if (size < EOCD_LEN) {
+		af_status st = af_sniff_explain(src, AF_MAGIC_ZIP,
+						".npz (zip)", err);
+		if (st != AF_OK)
+			return st;
+		return af_error_set(err, AF_E_MAGIC, size,
 				    "%llu bytes is too short for a zip archive",
 				    (unsigned long long)size);
+	}
 	/* the end record is followed only by its comment; the locator sits
 	 * right before it */
 	size_t tail_len = MAX_COMMENT + EOCD_LEN + LOCATOR_LEN;
@@ -110,9 +121,11 @@ static af_status read_end(const af_source *src, struct zip_end *e,
 		}
 	}
 	if (!found) {
-		st = af_error_set(err, AF_E_MAGIC, tail_off,
-				  "no zip end-of-central-directory record in the last %zu bytes",
-				  tail_len);
+		st = af_sniff_explain(src, AF_MAGIC_ZIP, ".npz (zip)", err);
+		if (st == AF_OK)
+			st = af_error_set(err, AF_E_MAGIC, tail_off,
+					  "no zip end-of-central-directory record in the last %zu bytes",
+					  tail_len);
 		goto out;
 	}
 	const unsigned char *eocd = tail + p;
@@ -131,6 +144,9 @@ static af_status read_end(const af_source *src, struct zip_end *e,
 	e->cd_size = af_le32(eocd + 12);
 	e->cd_offset = af_le32(eocd + 16);
 	e->limit = eocd_pos;
+	e->count_at = eocd_pos + 10;
+	e->size_at = eocd_pos + 12;
+	e->offset_at = eocd_pos + 16;
 out:
 	free(tail);
 	return st;
@@ -141,35 +157,35 @@ static af_status check_end(const struct zip_end *e, uint64_t file_size,
 {
 	uint64_t end;
 	if (af_add(e->cd_offset, e->cd_size, &end))
-		return af_error_set(err, AF_E_OVERFLOW, e->limit,
+		return af_error_set(err, AF_E_OVERFLOW, e->offset_at,
 				    "central directory offset %llu + size %llu overflows",
 				    (unsigned long long)e->cd_offset,
 				    (unsigned long long)e->cd_size);
 	if (end > file_size)
-		return af_error_set(err, AF_E_TRUNCATED, e->cd_offset,
+		return af_error_set(err, AF_E_TRUNCATED, e->offset_at,
 				    "the central directory [%llu, %llu) lies past the end of the %llu-byte file",
 				    (unsigned long long)e->cd_offset,
 				    (unsigned long long)end,
 				    (unsigned long long)file_size);
 	if (end > e->limit)
-		return af_error_set(err, AF_E_HEADER, e->cd_offset,
+		return af_error_set(err, AF_E_HEADER, e->offset_at,
 				    "the central directory [%llu, %llu) overlaps the end record at byte %llu",
 				    (unsigned long long)e->cd_offset,
 				    (unsigned long long)end,
 				    (unsigned long long)e->limit);
 	if (e->count > AF_ZIP_MAX_ENTRIES)
-		return af_error_set(err, AF_E_LIMIT, e->limit,
+		return af_error_set(err, AF_E_LIMIT, e->count_at,
 				    "%llu zip members is more than the limit of %u",
 				    (unsigned long long)e->count,
 				    AF_ZIP_MAX_ENTRIES);
 	if (e->cd_size > AF_ZIP_MAX_CDIR)
-		return af_error_set(err, AF_E_LIMIT, e->cd_offset,
+		return af_error_set(err, AF_E_LIMIT, e->size_at,
 				    "a %llu-byte central directory is more than the limit of %llu",
 				    (unsigned long long)e->cd_size,
 				    (unsigned long long)AF_ZIP_MAX_CDIR);
 	/* count <= 4 Mi, so the product cannot overflow */
 	if (e->count * CENTRAL_LEN > e->cd_size)
-		return af_error_set(err, AF_E_HEADER, e->cd_offset,
+		return af_error_set(err, AF_E_HEADER, e->count_at,
 				    "%llu members cannot fit in a %llu-byte central directory",
 				    (unsigned long long)e->count,
 				    (unsigned long long)e->cd_size);
@@ -179,7 +195,8 @@ static af_status check_end(const struct zip_end *e, uint64_t file_size,
 /* Replace saturated 32-bit fields with the values of the zip64 extra field
  * (id 1): exactly the saturated ones are present, in this order. */
 static af_status apply_zip64_extra(af_zip_entry *ze, const unsigned char *x,
-				   size_t xlen, uint64_t at, af_error *err)
+				   size_t xlen, uint64_t at, uint64_t x_at,
+				   af_error *err)
 {
 	uint64_t *want[3];
 	size_t n = 0;
@@ -198,7 +215,7 @@ static af_status apply_zip64_extra(af_zip_entry *ze, const unsigned char *x,
 			break;
 		if (id == 0x0001) {
 			if (len < 8 * n)
-				return af_error_set(err, AF_E_HEADER, at,
+				return af_error_set(err, AF_E_HEADER, x_at + q,
 						    "the zip64 extra field of the member at byte %llu holds %u bytes, %zu needed",
 						    (unsigned long long)at, len,
 						    8 * n);
@@ -256,7 +273,7 @@ static af_status read_entries(af_zip *z, const unsigned char *cd,
 			.local_offset = af_le32(h + 42),
 		};
 		af_status st = apply_zip64_extra(&ze, name + nlen, xlen, at,
-						 err);
+						 at + CENTRAL_LEN + nlen, err);
 		if (st != AF_OK)
 			return st;
 		const char *why = af_zip_name_problem(name, nlen, &ze.is_dir);
@@ -311,7 +328,7 @@ af_status af_zip_open(af_zip **out, const af_source *src, af_error *err)
 	z->cd_offset = e.cd_offset;
 	cd = malloc(e.cd_size ? (size_t)e.cd_size : 1);
 	if (!cd) {
-		st = af_error_set(err, AF_E_NOMEM, e.cd_offset,
+		st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				  "no memory for a %llu-byte central directory",
 				  (unsigned long long)e.cd_size);
 		goto fail;
@@ -411,7 +428,7 @@ af_status af_zip_data_offset(const af_zip *z, size_t i, uint64_t *offset,
 				    q, (unsigned long long)at);
 	unsigned char *h = malloc(LOCAL_LEN + nlen);
 	if (!h)
-		return af_error_set(err, AF_E_NOMEM, at,
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "no memory for a local header");
 	af_status st = af_source_read_exact(&z->src, h, LOCAL_LEN + nlen, at,
 					    err);

@@ -261,6 +261,24 @@ START_TEST(struct_itemsize_overflow)
 }
 END_TEST
 
+START_TEST(struct_sum_overflow_at_the_field_that_overflows)
+{
+	/* each field is just under 2**63 bytes: the third one overflows */
+	const char *s = "[('a', '|V2147483647', (2147483647, 2)), "
+			"('b', '|V2147483647', (2147483647, 2)), "
+			"('c', '|V2147483647', (2147483647, 2))]";
+	af_dtype dt;
+	af_error err = { 0 };
+	ck_assert_int_eq(af_dtype_parse(s, strlen(s), false, &dt, &err),
+			 AF_E_OVERFLOW);
+	uint64_t at = (uint64_t)(strstr(s, "('c'") - s);
+	ck_assert_uint_eq(err.offset, at);
+	char want[64];
+	snprintf(want, sizeof(want), "at byte %llu", (unsigned long long)at);
+	ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+}
+END_TEST
+
 START_TEST(struct_many_fields)
 {
 	size_t cap = 5000 * 24 + 8, n = 0;
@@ -322,6 +340,7 @@ int main(void)
 	tcase_add_test(tc, struct_long_suffix);
 	tcase_add_test(tc, struct_depth_limit);
 	tcase_add_test(tc, struct_itemsize_overflow);
+	tcase_add_test(tc, struct_sum_overflow_at_the_field_that_overflows);
 	tcase_add_test(tc, struct_many_fields);
 	tcase_add_test(tc, paren_lookahead_bounded);
 	suite_add_tcase(s, tc);

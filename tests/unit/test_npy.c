@@ -245,6 +245,133 @@ START_TEST(descr_error_offset_in_file)
 }
 END_TEST
 
+/* Parses @p len bytes at @p b, expecting failure @p want; fills @p err. */
+static void refuse_bytes(const void *b, size_t len, af_status want, af_error *err)
+{
+	af_source src;
+	af_array a;
+	af_source_init_mem(&src, b, len);
+	ck_assert_int_eq(af_npy_parse(&src, &a, err), want);
+}
+
+START_TEST(empty_file_says_empty)
+{
+	af_error err = { 0 };
+	refuse_bytes("", 0, AF_E_MAGIC, &err);
+	ck_assert_str_eq(err.msg, "empty file");
+	ck_assert_uint_eq(err.offset, 0);
+}
+END_TEST
+
+START_TEST(other_formats_named_by_their_magic)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		const char *msg;
+	} cases[] = {
+		{ "\x1f\x8b\x08\x00\x00\x00\x00\x00", 8, "a gzip file, not a .npy" },
+		{ "BZh91AY&SY", 10, "a bzip2 file, not a .npy" },
+		{ "\xfd" "7zXZ\0\0\x04", 8, "an xz file, not a .npy" },
+		{ "\x28\xb5\x2f\xfd\x00", 5, "a zstd file, not a .npy" },
+		{ "\x89HDF\r\n\x1a\n\0\0", 10, "an HDF5 file, not a .npy" },
+		{ "rawarray\0\0\0\0", 12, "a RawArray .ra file, not a .npy" },
+		{ "PK\x03\x04\x14\0\0\0", 8, "a zip archive, not a .npy" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		af_error err = { 0 };
+		refuse_bytes(cases[i].bytes, cases[i].len, AF_E_MAGIC, &err);
+		ck_assert_str_eq(err.msg, cases[i].msg);
+		ck_assert_uint_eq(err.offset, 0);
+	}
+	/* no known magic: the reader's own words */
+	af_error err = { 0 };
+	refuse_bytes("BZhello", 7, AF_E_MAGIC, &err);
+	ck_assert_str_eq(err.msg, "not a .npy file (no \\x93NUMPY magic)");
+}
+END_TEST
+
+START_TEST(sniff_knows_each_magic_and_no_more)
+{
+	ck_assert_int_eq(af_sniff("\x93NUMPY\x01\x00", 8), AF_MAGIC_NPY);
+	ck_assert_int_eq(af_sniff("rawarray", 8), AF_MAGIC_RA);
+	ck_assert_int_eq(af_sniff("rawarra", 7), AF_MAGIC_UNKNOWN);
+	ck_assert_int_eq(af_sniff("PK\x05\x06", 4), AF_MAGIC_ZIP);
+	ck_assert_int_eq(af_sniff("PK\x07\x08", 4), AF_MAGIC_ZIP);
+	ck_assert_int_eq(af_sniff("PK\x01\x02", 4), AF_MAGIC_UNKNOWN);
+	ck_assert_int_eq(af_sniff("\x1f\x8b", 2), AF_MAGIC_GZIP);
+	ck_assert_int_eq(af_sniff("\x1f", 1), AF_MAGIC_UNKNOWN);
+	ck_assert_int_eq(af_sniff("BZh1", 4), AF_MAGIC_BZIP2);
+	ck_assert_int_eq(af_sniff("BZh", 3), AF_MAGIC_UNKNOWN);
+	ck_assert_int_eq(af_sniff("BZh0", 4), AF_MAGIC_UNKNOWN);
+	ck_assert_int_eq(af_sniff("", 0), AF_MAGIC_UNKNOWN);
+	ck_assert_str_eq(af_magic_name(AF_MAGIC_HDF5), "an HDF5 file");
+	ck_assert_str_eq(af_magic_name(AF_MAGIC_ZIP), "a zip archive");
+	ck_assert_ptr_null(af_magic_name(AF_MAGIC_UNKNOWN));
+	ck_assert_ptr_null(af_magic_name((af_magic)99));
+}
+END_TEST
+
+START_TEST(version_error_at_the_bad_byte)
+{
+	af_error err = { 0 };
+	refuse_bytes("\x93NUMPY\x01\x05\x00\x00", 10, AF_E_VERSION, &err);
+	ck_assert_uint_eq(err.offset, 7);
+	refuse_bytes("\x93NUMPY\x04\x00\x00\x00", 10, AF_E_VERSION, &err);
+	ck_assert_uint_eq(err.offset, 6);
+}
+END_TEST
+
+/* Offset in the file of @p needle, which must be in @p header. */
+static uint64_t file_offset_of(const char *header, const char *needle)
+{
+	const char *at = strstr(header, needle);
+	ck_assert_ptr_nonnull(at);
+	return 10 + (uint64_t)(at - header);
+}
+
+/* @p err is at byte @p at, and its message says so. */
+static void assert_at_byte(const af_error *err, uint64_t at)
+{
+	char want[64];
+	snprintf(want, sizeof(want), "at byte %llu", (unsigned long long)at);
+	ck_assert_uint_eq(err->offset, at);
+	ck_assert_msg(strstr(err->msg, want) != NULL, "\"%s\" lacks \"%s\"",
+		      err->msg, want);
+}
+
+START_TEST(overflow_errors_at_the_dimension_and_shape)
+{
+	af_array a;
+	af_error err = { 0 };
+	const char *h = "{'descr': '<f8', 'fortran_order': False, "
+			"'shape': (4294967296, 4294967297, 3)}";
+	ck_assert_int_eq(parse_text(h, 1, 0, &a, &err), AF_E_OVERFLOW);
+	assert_at_byte(&err, file_offset_of(h, "4294967297"));
+	/* the count fits, count x itemsize does not */
+	h = "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,)}";
+	ck_assert_int_eq(parse_text(h, 1, 0, &a, &err), AF_E_OVERFLOW);
+	assert_at_byte(&err, file_offset_of(h, "(4611"));
+}
+END_TEST
+
+START_TEST(latin1_header_errors_count_file_bytes)
+{
+	af_array a;
+	af_error err = { 0 };
+	/* the parser reads a UTF-8 copy, where each of the two Latin-1 bytes
+	 * before the fault takes two bytes: the offset must count the file's */
+	const char *h = "{'descr': [('\xe9\xe8', '<f8')], 'fortran_order': False, "
+			"'shape': (2,), 'x': 1}";
+	ck_assert_int_eq(parse_text(h, 1, 16, &a, &err), AF_E_HEADER);
+	assert_at_byte(&err, file_offset_of(h, "'x'"));
+	h = "{'descr': [('\xe9', '<f8'), ('\xe9', '<i4')], 'fortran_order': False, "
+	    "'shape': (2,)}";
+	ck_assert_int_eq(parse_text(h, 1, 24, &a, &err), AF_E_DTYPE);
+	assert_at_byte(&err, file_offset_of(h, "'\xe9', '<i4'"));
+}
+END_TEST
+
 /* One expected.txt line checked against the parser. */
 static void check_line(char *line)
 {
@@ -372,6 +499,12 @@ int main(void)
 	tcase_add_test(tc, header_limit_and_magic);
 	tcase_add_test(tc, error_says_at_byte);
 	tcase_add_test(tc, descr_error_offset_in_file);
+	tcase_add_test(tc, empty_file_says_empty);
+	tcase_add_test(tc, other_formats_named_by_their_magic);
+	tcase_add_test(tc, sniff_knows_each_magic_and_no_more);
+	tcase_add_test(tc, version_error_at_the_bad_byte);
+	tcase_add_test(tc, overflow_errors_at_the_dimension_and_shape);
+	tcase_add_test(tc, latin1_header_errors_count_file_bytes);
 	suite_add_tcase(s, tc);
 	TCase *fx = tcase_create("fixtures");
 	tcase_set_timeout(fx, 600);

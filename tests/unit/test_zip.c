@@ -450,6 +450,103 @@ START_TEST(comment_with_fake_end_signature)
 }
 END_TEST
 
+/* ---- what a refusal says, and where --------------------------------- */
+
+static void le16_at(unsigned char *p, unsigned v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void le32_at(unsigned char *p, uint32_t v)
+{
+	le16_at(p, v & 0xFFFFu);
+	le16_at(p + 2, v >> 16);
+}
+
+/* A classic end record at @p p: @p count entries, directory [off, off+size). */
+static void end_record(unsigned char *p, unsigned count, uint32_t size,
+		       uint32_t off)
+{
+	memset(p, 0, 22);
+	le32_at(p, 0x06054b50u);
+	le16_at(p + 8, count);
+	le16_at(p + 10, count);
+	le32_at(p + 12, size);
+	le32_at(p + 16, off);
+}
+
+/* Opening @p len bytes at @p b fails with @p want; returns the error. */
+static af_error refuse_zip(const void *b, size_t len, af_status want)
+{
+	af_source s;
+	af_source_init_mem(&s, b, len);
+	af_zip *z;
+	af_error err = { 0 };
+	ck_assert_int_eq(af_zip_open(&z, &s, &err), want);
+	ck_assert_ptr_null(z);
+	return err;
+}
+
+START_TEST(not_a_zip_says_what_it_is)
+{
+	/* 40 bytes: more than an end record needs, so the tail is searched */
+	unsigned char b[40] = "\x1f\x8b\x08\x00";
+	af_error err = refuse_zip(b, sizeof(b), AF_E_MAGIC);
+	ck_assert_str_eq(err.msg, "a gzip file, not a .npz (zip)");
+	ck_assert_uint_eq(err.offset, 0);
+	memcpy(b, "\x93NUMPY\x01\x00", 8);
+	err = refuse_zip(b, sizeof(b), AF_E_MAGIC);
+	ck_assert_str_eq(err.msg, "a NumPy .npy file, not a .npz (zip)");
+	memcpy(b, "rawarray", 8);
+	err = refuse_zip(b, 10, AF_E_MAGIC);
+	ck_assert_str_eq(err.msg, "a RawArray .ra file, not a .npz (zip)");
+	err = refuse_zip(b, 0, AF_E_MAGIC);
+	ck_assert_str_eq(err.msg, "empty file");
+	ck_assert_uint_eq(err.offset, 0);
+	/* unknown bytes, or a zip cut before its end: the zip reader's words */
+	err = refuse_zip("hello", 5, AF_E_MAGIC);
+	ck_assert_str_eq(err.msg, "5 bytes is too short for a zip archive");
+	ck_assert_uint_eq(err.offset, 5);
+	memcpy(b, "PK\x03\x04", 4);
+	err = refuse_zip(b, sizeof(b), AF_E_MAGIC);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no zip end-of-central-directory record"));
+}
+END_TEST
+
+START_TEST(end_record_errors_point_at_the_field)
+{
+	unsigned char b[46 + 22] = { 0 };
+	/* the directory offset points past the end: the field is at 16 */
+	end_record(b + 46, 1, 46, 4000);
+	af_error err = refuse_zip(b + 46, 22, AF_E_TRUNCATED);
+	ck_assert_uint_eq(err.offset, 16);
+	/* 2 entries cannot fit in 46 bytes: the count is at 46 + 10 */
+	end_record(b + 46, 2, 46, 0);
+	err = refuse_zip(b, sizeof(b), AF_E_HEADER);
+	ck_assert_uint_eq(err.offset, 46 + 10);
+}
+END_TEST
+
+START_TEST(short_zip64_extra_error_at_the_extra_field)
+{
+	/* one entry "a" whose compressed size says "see zip64" (0xFFFFFFFF),
+	 * with a zip64 extra field of 4 bytes where 8 are needed */
+	unsigned char b[46 + 1 + 8 + 22] = { 0 };
+	le32_at(b, 0x02014b50u);
+	le32_at(b + 20, 0xFFFFFFFFu);
+	le16_at(b + 28, 1);
+	le16_at(b + 30, 8);
+	b[46] = 'a';
+	le16_at(b + 47, 1);
+	le16_at(b + 49, 4);
+	end_record(b + 55, 1, 55, 0);
+	af_error err = refuse_zip(b, sizeof(b), AF_E_HEADER);
+	ck_assert_uint_eq(err.offset, 47);
+	ck_assert_ptr_nonnull(strstr(err.msg, "zip64 extra field"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("zip");
@@ -480,6 +577,12 @@ int main(void)
 	tcase_add_test(tc, unsupported_methods_listed_but_refused);
 	tcase_add_test(tc, encrypted_member_refused);
 	tcase_add_test(tc, comment_with_fake_end_signature);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("messages");
+	tcase_add_test(tc, not_a_zip_says_what_it_is);
+	tcase_add_test(tc, end_record_errors_point_at_the_field);
+	tcase_add_test(tc, short_zip64_extra_error_at_the_extra_field);
 	suite_add_tcase(s, tc);
 
 	return aft_run(s);
