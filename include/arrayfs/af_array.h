@@ -105,6 +105,26 @@ af_status af_ra_parse(const af_source *src, af_array *out, af_error *err);
 af_status af_array_parse_named(const char *name, const af_source *src,
 			       af_array *out, af_error *err);
 
+/** Room af_array_type_name needs at most, the NUL included. */
+#define AF_TYPE_NAME_MAX 96
+/**
+ * The name a person knows for the element type of @p a, to print beside
+ * its type string: "float64, big-endian", "complex64, little-endian",
+ * "uint8", "bool", "datetime64[ns]", "timedelta64[s]", "bytes, 10
+ * characters", "unicode, 5 characters", "void, 16 bytes", "struct of 2
+ * fields", "bfloat16", "object (pickled Python objects)".
+ * Numbers (int, uint, float, complex) of more than one byte always say
+ * their byte order; datetime64, timedelta64, unicode and bfloat16 say it
+ * only when it is big-endian (little is what every writer makes); a struct
+ * holding objects says so ("struct of 2 fields, with pickled Python
+ * objects"). The datetime unit is read from a->descr ("datetime64" when it
+ * has none).
+ * Writes the name, NUL-terminated, into @p out (@p cap bytes; a cap of
+ * AF_TYPE_NAME_MAX always suffices) and returns its length; returns 0, with
+ * @p out empty when @p cap > 0, if it does not fit. Nothing to free.
+ */
+size_t af_array_type_name(const af_array *a, char *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

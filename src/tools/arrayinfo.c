@@ -57,6 +57,8 @@ static unsigned long long ull(uint64_t v)
 
 static void text_array(const af_array *a, const char *indent)
 {
+	char name[AF_TYPE_NAME_MAX];
+
 	if (a->format == AF_FORMAT_NPY)
 		printf("%sformat:      npy %u.%u\n", indent, a->version_major,
 		       a->version_minor);
@@ -66,7 +68,9 @@ static void text_array(const af_array *a, const char *indent)
 	for (unsigned i = 0; i < a->ndim; i++)
 		printf(" %llu", ull(a->shape[i]));
 	printf("%s\n", a->ndim == 0 ? " ()" : "");
-	printf("%sdtype:       %s\n", indent, a->descr ? a->descr : "");
+	af_array_type_name(a, name, sizeof(name));
+	printf("%sdtype:       %s (%s)\n", indent, a->descr ? a->descr : "",
+	       name);
 	printf("%sorder:       %s\n", indent, a->fortran_order ? "F" : "C");
 	printf("%sbyte order:  %s\n", indent, byteorder_name(a->dtype.byteorder));
 	printf("%scount:       %llu\n", indent, ull(a->count));
@@ -86,6 +90,8 @@ static void text_array(const af_array *a, const char *indent)
 
 static void json_array(const af_array *a)
 {
+	char name[AF_TYPE_NAME_MAX];
+
 	printf("{\"format\": \"%s\", ", a->format == AF_FORMAT_NPY ? "npy" : "ra");
 	if (a->format == AF_FORMAT_NPY)
 		printf("\"version\": \"%u.%u\", ", a->version_major,
@@ -97,6 +103,9 @@ static void json_array(const af_array *a)
 		printf("%s%llu", i ? ", " : "", ull(a->shape[i]));
 	printf("], \"dtype\": ");
 	json_string(stdout, a->descr ? a->descr : "");
+	af_array_type_name(a, name, sizeof(name));
+	printf(", \"type_name\": ");
+	json_string(stdout, name);
 	printf(", \"order\": \"%s\", \"byteorder\": \"%s\", ",
 	       a->fortran_order ? "F" : "C", byteorder_name(a->dtype.byteorder));
 	printf("\"count\": %llu, \"itemsize\": %llu, \"data_offset\": %llu, "

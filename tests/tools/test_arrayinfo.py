@@ -124,7 +124,7 @@ class TestNumpyFiles(ArrayinfoChecks):
         self.assertTrue(out.startswith(path + ":\n"), out)
         o = NpyOracle(open(path, "rb").read())
         for line in ["format:      npy 1.0", "shape:       3 4 5",
-                     "dtype:       <f8", "order:       C",
+                     "dtype:       <f8 (float64, little-endian)", "order:       C",
                      "byte order:  little", "count:       60",
                      "itemsize:    8", f"data offset: {o.offset}",
                      "data size:   480", "compression: none"]:
@@ -133,6 +133,57 @@ class TestNumpyFiles(ArrayinfoChecks):
     def test_text_output_zero_d_shape(self):
         r = run([ARRAYINFO, fixture("good", "scalar.npy")])
         self.assertIn("  shape:       ()\n", r.stdout.decode())
+
+
+class TestTypeNames(unittest.TestCase):
+    """The words beside the type string: numpy's name, the byte order where
+    it matters, and what the bytes hold."""
+    NAMES = [
+        ("<c8", "complex64, little-endian"),
+        (">f8", "float64, big-endian"),
+        ("<i2", "int16, little-endian"),
+        ("u1", "uint8"),
+        ("?", "bool"),
+        ("<M8[ns]", "datetime64[ns]"),
+        ("<m8[s]", "timedelta64[s]"),
+        ("S10", "bytes, 10 characters"),
+        ("<U5", "unicode, 5 characters"),
+        ("V16", "void, 16 bytes"),
+        ([("x", "<i4"), ("y", ">f8")], "struct of 2 fields"),
+        (object, "object (pickled Python objects)"),
+    ]
+
+    def test_json_type_name_and_text_beside_the_dtype(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for i, (dt, _) in enumerate(self.NAMES):
+                p = os.path.join(tmp, "t%02d.npy" % i)
+                np.save(p, np.zeros(3, dtype=dt), allow_pickle=True)
+                paths.append(p)
+            r, doc = info_json(*paths)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            text = run([ARRAYINFO, *paths]).stdout.decode()
+        for (dt, name), d in zip(self.NAMES, doc):
+            with self.subTest(dtype=str(dt)):
+                self.assertEqual(d["array"]["type_name"], name)
+                self.assertIn("  dtype:       %s (%s)\n" % (d["array"]["dtype"], name), text)
+
+    def test_bfloat16_ra(self):
+        import struct
+        with tempfile.NamedTemporaryFile(suffix=".ra") as t:
+            t.write(struct.pack("<7Q", 0x7961727261776172, 0, 5, 2, 4, 1, 2)
+                    + b"\x80\x3f\x00\x40")
+            t.flush()
+            r, doc = info_json(t.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(doc[0]["array"]["type_name"], "bfloat16")
+
+    def test_npz_members_have_type_names(self):
+        r, doc = info_json(fixture("good", "deflated.npz"))
+        for m in doc[0]["members"]:
+            if m["array"]:
+                self.assertIsInstance(m["array"]["type_name"], str)
+                self.assertNotEqual(m["array"]["type_name"], "")
 
 
 class TestArchives(ArrayinfoChecks):
@@ -209,7 +260,7 @@ class TestReference(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         out = r.stdout.decode()
         self.assertIn("  shape:       3 4\n", out)
-        self.assertIn("  dtype:       <c8\n", out)
+        self.assertIn("  dtype:       <c8 (complex64, little-endian)\n", out)
         self.assertIn("  order:       F\n", out)
         self.assertIn("  data offset: 64\n", out)
 

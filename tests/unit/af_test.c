@@ -82,6 +82,11 @@ ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
 	return -EIO;
 }
 
+void aft_tag_slow(TCase *tc)
+{
+	tcase_set_tags(tc, "slow");
+}
+
 int aft_run(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

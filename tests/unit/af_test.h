@@ -40,6 +40,12 @@ int aft_open_fd_source(const char *path, af_source *src);
 /** An af_source pread that always fails with -EIO (for I/O error tests). */
 ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
 			  uint64_t off);
+/**
+ * Tag @p tc "slow": its cases (fuzz-like loops, load) run only in the slow
+ * suite, as the meson test NAME_slow (tests/unit/meson.build registers it
+ * for every program that calls this); NAME runs the others.
+ */
+void aft_tag_slow(TCase *tc);
 /** Run @p s with Check, print its summary, return the process exit status. */
 int aft_run(Suite *s);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "af_test.h"
+#include "arrayfs/af_array.h"
 #include "arrayfs/af_dtype.h"
 
 static af_status ts(const char *s, af_dtype *dt)
@@ -279,6 +280,62 @@ START_TEST(struct_sum_overflow_at_the_field_that_overflows)
 }
 END_TEST
 
+/* af_array_type_name of an array whose descr is @p descr (parsed as a
+ * list literal when it starts with '[', else as a type string). */
+static void expect_name(const char *descr, const char *want)
+{
+	af_array a = { 0 };
+	af_error err = { 0 };
+	af_status st = descr[0] == '[' ?
+		af_dtype_parse(descr, strlen(descr), false, &a.dtype, &err) :
+		af_dtype_parse_typestr(descr, strlen(descr), &a.dtype, &err);
+	ck_assert_msg(st == AF_OK, "%s: %s", descr, err.msg);
+	a.descr = (char *)descr;
+	char name[AF_TYPE_NAME_MAX];
+	ck_assert_uint_eq(af_array_type_name(&a, name, sizeof(name)), strlen(want));
+	ck_assert_str_eq(name, want);
+}
+
+START_TEST(type_names_a_person_knows)
+{
+	expect_name("<c8", "complex64, little-endian");
+	expect_name(">c16", "complex128, big-endian");
+	expect_name(">f8", "float64, big-endian");
+	expect_name("<f2", "float16, little-endian");
+	expect_name("|u1", "uint8");
+	expect_name("|i1", "int8");
+	expect_name("<i8", "int64, little-endian");
+	expect_name(">u2", "uint16, big-endian");
+	expect_name("|b1", "bool");
+	expect_name("<M8[ns]", "datetime64[ns]");
+	expect_name(">M8[10ms]", "datetime64[10ms], big-endian");
+	expect_name("<M8", "datetime64");
+	expect_name("<m8[s]", "timedelta64[s]");
+	expect_name("|S10", "bytes, 10 characters");
+	expect_name("|S1", "bytes, 1 character");
+	expect_name("<U5", "unicode, 5 characters");
+	expect_name(">U3", "unicode, 3 characters, big-endian");
+	expect_name("|V16", "void, 16 bytes");
+	expect_name("|O", "object (pickled Python objects)");
+	expect_name("[('x', '<i4'), ('y', '>f8', (2,))]", "struct of 2 fields");
+	expect_name("[('x', '<i4')]", "struct of 1 field");
+	expect_name("[('x', '<i4'), ('o', '|O')]",
+		    "struct of 2 fields, with pickled Python objects");
+	/* a .ra eltype 5 array */
+	af_array bf = { .dtype = { .kind = AF_KIND_BFLOAT16, .byteorder = '<',
+				   .itemsize = 2, .scalar_size = 2 } };
+	char name[AF_TYPE_NAME_MAX];
+	af_array_type_name(&bf, name, sizeof(name));
+	ck_assert_str_eq(name, "bfloat16");
+	bf.dtype.byteorder = '>';
+	af_array_type_name(&bf, name, sizeof(name));
+	ck_assert_str_eq(name, "bfloat16, big-endian");
+	/* too small a buffer: nothing but an empty string */
+	ck_assert_uint_eq(af_array_type_name(&bf, name, 8), 0);
+	ck_assert_str_eq(name, "");
+}
+END_TEST
+
 START_TEST(struct_many_fields)
 {
 	size_t cap = 5000 * 24 + 8, n = 0;
@@ -342,6 +399,7 @@ int main(void)
 	tcase_add_test(tc, struct_itemsize_overflow);
 	tcase_add_test(tc, struct_sum_overflow_at_the_field_that_overflows);
 	tcase_add_test(tc, struct_many_fields);
+	tcase_add_test(tc, type_names_a_person_knows);
 	tcase_add_test(tc, paren_lookahead_bounded);
 	suite_add_tcase(s, tc);
 	return aft_run(s);

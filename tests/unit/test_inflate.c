@@ -841,10 +841,15 @@ int main(void)
 	tcase_add_test(tc, mixed_windows_after_each_point);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("errors");
+	tc = tcase_create("mangled");
+	aft_tag_slow(tc);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, truncated_at_many_cuts);
 	tcase_add_test(tc, bit_flips_error_or_correct);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, invalid_block_type_is_corrupt);
 	tcase_add_test(tc, declared_size_too_small_is_corrupt);
 	tcase_add_test(tc, declared_size_too_large_is_corrupt);
@@ -853,6 +858,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("load");
+	aft_tag_slow(tc);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, eight_threads_random_offsets);
 	tcase_add_test(tc, memory_below_two_percent);

@@ -509,7 +509,11 @@ int main(void)
 	TCase *fx = tcase_create("fixtures");
 	tcase_set_timeout(fx, 600);
 	tcase_add_test(fx, fixtures_match_numpy);
-	tcase_add_test(fx, truncations_and_flips);
 	suite_add_tcase(s, fx);
+	TCase *mangled = tcase_create("mangled");
+	aft_tag_slow(mangled);
+	tcase_set_timeout(mangled, 600);
+	tcase_add_test(mangled, truncations_and_flips);
+	suite_add_tcase(s, mangled);
 	return aft_run(s);
 }

@@ -590,6 +590,7 @@ int main(void)
 	suite_add_tcase(s, gen);
 
 	TCase *bad = tcase_create("hostile");
+	aft_tag_slow(bad);
 	tcase_set_timeout(bad, 600);
 	tcase_add_test(bad, truncated_valid_files_never_parse);
 	tcase_add_test(bad, random_byte_flips_never_break_invariants);
