@@ -26,15 +26,6 @@ enum {
 	RA_OFF_NDIMS = 40,
 };
 
-enum {
-	RA_ELTYPE_USER = 0,
-	RA_ELTYPE_INT = 1,
-	RA_ELTYPE_UINT = 2,
-	RA_ELTYPE_FLOAT = 3,
-	RA_ELTYPE_COMPLEX = 4,
-	RA_ELTYPE_BFLOAT16 = 5,
-};
-
 /*
  * An LZ4 sequence costs at least 3 bytes (token, 2-byte offset) per match
  * and every extra length byte adds at most 255 output bytes, so no raw LZ4

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file ra_i.h
- * Private: the numpy type text of a RawArray element type, shared by the
+ * Private: the RawArray element types, and the numpy type text of one, shared by the
  * .ra parser (the `dtype` file) and the .npy view of a .ra array, so that
  * the two can never disagree on a letter or a byte-order mark.
  */
@@ -12,6 +12,16 @@
 #include <stddef.h>
 
 #include "arrayfs/af_dtype.h"
+
+/* RawArray element types (the header's eltype field). */
+enum {
+	RA_ELTYPE_USER = 0,     /* opaque records: bytes never swapped */
+	RA_ELTYPE_INT = 1,
+	RA_ELTYPE_UINT = 2,
+	RA_ELTYPE_FLOAT = 3,
+	RA_ELTYPE_COMPLEX = 4,
+	RA_ELTYPE_BFLOAT16 = 5,
+};
 
 /**
  * Write the type text of @p dt (kind, byteorder and itemsize as af_ra_parse

@@ -9,6 +9,7 @@
 #include "arrayfs/af_view.h"
 #include "bytes_i.h"
 #include "lz4_i.h"
+#include "ra_i.h"
 #include "view_i.h"
 
 /* Largest scalar a view byte-swaps: the halves of a complex256 (af_dtype
@@ -68,7 +69,13 @@ static af_status view_set_data(af_view *v, const af_array *a,
 				    " bytes but has %" PRIu64,
 				    a->stored_size, a->data_size);
 	const af_dtype *dt = &a->dtype;
-	if (swap_big_endian && dt->byteorder == '>' && dt->scalar_size > 1) {
+	uint64_t eltype, elbyte;
+	af_ra_type_of(dt, &eltype, &elbyte);
+	/* RawArray's numeric eltypes are little-endian; eltype 0 (bytes,
+	 * unicode, void, structured) is opaque to its readers, so those bytes
+	 * stay as stored and the dtype file says how to read them */
+	if (swap_big_endian && eltype != RA_ELTYPE_USER &&
+	    dt->byteorder == '>' && dt->scalar_size > 1) {
 		if (dt->scalar_size > VIEW_SWAP_MAX_SCALAR ||
 		    a->data_size % dt->scalar_size != 0)
 			return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,

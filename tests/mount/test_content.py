@@ -7,7 +7,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import expect  # noqa: E402
 import mountlib  # noqa: E402
-from mountlib import MountCase, fixtures, read  # noqa: E402
+import numpy as np  # noqa: E402
+from mountlib import MountCase, TempDir, fixtures, read  # noqa: E402
 
 
 class ContentTest(MountCase):
@@ -111,6 +112,44 @@ class ContentTest(MountCase):
             self.assertEqual(size, n, "st_size %d, read %d bytes" % (size, n))
         mountlib.check_all(self, [self.mp(rel, name) for rel, arr in self.all
                                   for name in sorted(arr.names)], check)
+
+
+class UserDefinedRaViewTest(MountCase):
+    """CONTRACT: the .ra view of eltype 0 (bytes, unicode, void, structured)
+    keeps the bytes as stored whatever their byte order; numbers are
+    little-endian."""
+
+    @staticmethod
+    def make_source():
+        src = TempDir()
+        np.save(src.join("u3_be.npy"), np.array(["ab", "c\u00e9", "xyz", ""], ">U3"))
+        be = np.dtype([("x", ">f8"), ("n", ">i4"), ("s", "S2")])
+        a = np.zeros((2, 3), be)
+        a["x"] = np.arange(6).reshape(2, 3) + 0.5
+        a["n"] = -np.arange(6).reshape(2, 3)
+        a["s"] = b"hi"
+        np.save(src.join("struct_be.npy"), a)
+        np.save(src.join("f8_be.npy"), np.arange(5, dtype=">f8"))
+        return src
+
+    def ra_data(self, base):
+        ra = read(self.mp(base + ".npy", base + ".ra"))
+        h = expect.ra_header(ra)
+        return h, ra[h["data_offset"]:]
+
+    def test_big_endian_unicode_and_struct_bytes_as_stored(self):
+        for base in ("u3_be", "struct_be"):
+            with self.subTest(base=base):
+                src = expect.Npy(read(self.src.join(base + ".npy")))
+                h, data = self.ra_data(base)
+                self.assertEqual(h["eltype"], 0)
+                self.assertEqual(h["elbyte"], src.dtype.itemsize)
+                self.assertEqual(data, src.data())
+
+    def test_big_endian_numbers_still_little_endian(self):
+        h, data = self.ra_data("f8_be")
+        self.assertEqual(h["eltype"], 3)
+        self.assertEqual(data, np.arange(5, dtype="<f8").tobytes())
 
 
 if __name__ == "__main__":

@@ -334,6 +334,73 @@ START_TEST(lz4_reference_samples_decode_to_their_twins)
 }
 END_TEST
 
+/* A v1 .npy of @p header (no padding) then @p ndata bytes of @p data. */
+static unsigned char *npy_of(const char *header, const void *data,
+			     size_t ndata, size_t *len)
+{
+	size_t hl = strlen(header);
+	unsigned char *b = malloc(10 + hl + ndata);
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, "\x93NUMPY\x01\x00", 8);
+	b[8] = (unsigned char)hl;
+	b[9] = (unsigned char)(hl >> 8);
+	memcpy(b + 10, header, hl);
+	memcpy(b + 10 + hl, data, ndata);
+	*len = 10 + hl + ndata;
+	return b;
+}
+
+/* The data part (after the RawArray header) of the .ra view of @p npy. */
+static void ra_view_data(const unsigned char *npy, size_t len,
+			 unsigned char *out, size_t n)
+{
+	af_source src;
+	af_source_init_mem(&src, npy, len);
+	af_array a;
+	af_error err;
+	ck_assert_msg(af_npy_parse(&src, &a, &err) == AF_OK, "%s", err.msg);
+	ck_assert_uint_eq(a.data_size, n);
+	af_view *v;
+	ck_assert_int_eq(af_view_open(&v, &a, &src, AF_VIEW_RA, &err), AF_OK);
+	size_t got;
+	uint64_t head = af_view_size(v) - n;
+	ck_assert_int_eq(af_view_read(v, out, n, head, &got, &err), AF_OK);
+	ck_assert_uint_eq(got, n);
+	af_view_close(v);
+	af_array_free(&a);
+}
+
+START_TEST(ra_view_keeps_user_defined_bytes_as_stored)
+{
+	/* ">U3": UCS-4 big-endian, RawArray eltype 0: never swapped */
+	static const unsigned char ucs4[24] = { 0, 0, 0, 'a', 0, 0, 0, 'b',
+		0, 0, 0, 'c', 0, 0, 0, 'd', 0, 0, 0, 'e', 0, 0, 0xE9, 0 };
+	unsigned char out[24];
+	size_t len;
+	unsigned char *npy = npy_of("{'descr': '>U3', 'fortran_order': False, "
+				    "'shape': (2,), }", ucs4, sizeof(ucs4), &len);
+	ra_view_data(npy, len, out, sizeof(out));
+	ck_assert_mem_eq(out, ucs4, sizeof(ucs4));
+	free(npy);
+	/* a struct of big-endian numbers: eltype 0 too */
+	unsigned char rec[24];
+	for (size_t i = 0; i < sizeof(rec); i++)
+		rec[i] = (unsigned char)(i + 1);
+	npy = npy_of("{'descr': [('x', '>f8'), ('y', '>i4')], 'fortran_order': "
+		     "False, 'shape': (2,), }", rec, sizeof(rec), &len);
+	ra_view_data(npy, len, out, sizeof(out));
+	ck_assert_mem_eq(out, rec, sizeof(rec));
+	free(npy);
+	/* big-endian numbers are still swapped, each half of a complex alone */
+	npy = npy_of("{'descr': '>c8', 'fortran_order': False, 'shape': (3,), }",
+		     rec, sizeof(rec), &len);
+	ra_view_data(npy, len, out, sizeof(out));
+	for (size_t i = 0; i < sizeof(rec); i++)
+		ck_assert_uint_eq(out[i], rec[i - i % 4 + 3 - i % 4]);
+	free(npy);
+}
+END_TEST
+
 /* mnist_8_z.ra as a hand-built af_array over a private copy of its bytes. */
 typedef struct lz4_sample {
 	unsigned char *raw;
@@ -521,6 +588,7 @@ int main(void)
 	tcase_add_test(views, views_of_hand_built_arrays_match_numpy);
 	tcase_add_test(views, views_of_parsed_npy_arrays_match_numpy);
 	tcase_add_test(views, views_of_parsed_ra_arrays_match_numpy);
+	tcase_add_test(views, ra_view_keeps_user_defined_bytes_as_stored);
 	suite_add_tcase(s, views);
 	TCase *lz4 = tcase_create("lz4");
 	tcase_add_test(lz4, lz4_reference_samples_decode_to_their_twins);

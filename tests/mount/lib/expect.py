@@ -231,14 +231,12 @@ def ra_type_of(dt):
 
 
 def swap_unit(dt):
-    """Bytes per scalar that the .ra view reverses, or 0. The view is always
-    little-endian: big-endian numbers are swapped (each half of a complex
-    separately) and so is big-endian unicode, whose scalars are UCS-4 code
-    units (af_dtype.h); bytes, void and structured data never move."""
+    """Bytes per scalar that the .ra view reverses, or 0. Its numeric
+    eltypes are little-endian: big-endian numbers are swapped (each half of
+    a complex separately); eltype 0 (bytes, unicode, void, structured) keeps
+    its bytes as stored."""
     if dt.byteorder != ">" or dt.fields is not None or dt.subdtype is not None:
         return 0
-    if dt.kind == "U":
-        return 4
     eltype, elbyte = ra_type_of(dt)
     if eltype == 0 or elbyte == 1:
         return 0
@@ -266,10 +264,7 @@ def ra_view_numpy_check(npy):
             raise AssertionError("B.ra magic/flags: %x/%d" % (h["magic"], h["flags"]))
         got = ra_reference_read(actual)
         want = npy.array if npy.fortran else npy.array.T
-        if npy.dtype.kind == "U":
-            le = got.view(npy.dtype.newbyteorder("<"))
-            ok = le.shape == want.shape and np.array_equal(le, want)
-        elif h["eltype"] == 0:
+        if h["eltype"] == 0:
             ok = got.tobytes(order="F") == npy.data()  # padding: see Npy.data
         elif npy.dtype.kind in "Mm":
             ok = np.array_equal(got, want.view(want.dtype.str[0] + "i8"))
