@@ -50,7 +50,9 @@ typedef struct af_view af_view;
 /**
  * Build a view of @p kind over array @p a whose source is @p src. On AF_OK
  * *out is a view the caller closes with af_view_close; on failure *out is
- * NULL. Returns AF_OK, AF_E_UNSUPPORTED (object arrays have no data views;
+ * NULL. The .npy view of a .npy array is the source's bytes, unchanged:
+ * for an object array (a pickle) it is the only view there is.
+ * Returns AF_OK, AF_E_UNSUPPORTED (object arrays have no data or .ra view;
  * no numpy type for a .ra element type; a scalar too large to byte-swap),
  * AF_E_TRUNCATED (@p src ends before the array data), AF_E_LIMIT (LZ4 data
  * too large to decode in memory), AF_E_SHAPE (more than AF_NDIM_MAX dims),

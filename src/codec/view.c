@@ -105,9 +105,12 @@ af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
 	if (!a || !src || !src->pread)
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 				    "a view needs an array and a source");
-	if (a->dtype.has_object)
+	/* an object array's data is a pickle, never interpreted: only its
+	 * .npy file is served, as the bytes of the source */
+	if (a->dtype.has_object &&
+	    !(kind == AF_VIEW_NPY && a->format == AF_FORMAT_NPY))
 		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
-				    "object arrays hold a pickle, not elements: no data view");
+				    "object arrays hold a pickle, not elements: no data or .ra view");
 	uint64_t end;
 	if (af_add(a->data_offset, a->stored_size, &end) || end > src->size)
 		return af_error_set(err, AF_E_TRUNCATED, src->size,

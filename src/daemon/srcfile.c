@@ -166,8 +166,9 @@ static void arrinfo_fill(struct afd_arrinfo *ai, const af_source *src)
 					   [AE_NPY] = AF_VIEW_NPY,
 					   [AE_RA] = AF_VIEW_RA };
 	static const enum afd_entry ve[] = { AE_DATA, AE_NPY, AE_RA };
-	bool object = ai->a.dtype.has_object || ai->a.dtype.kind == AF_KIND_OBJECT;
-	for (size_t i = 0; i < 3 && !object; i++) {
+	/* the codec refuses the views an array cannot have (object arrays:
+	 * B.npy only) */
+	for (size_t i = 0; i < 3; i++) {
 		af_view *v = NULL;
 		af_error err;
 		af_error_clear(&err);

@@ -152,5 +152,43 @@ class UserDefinedRaViewTest(MountCase):
         self.assertEqual(data, np.arange(5, dtype="<f8").tobytes())
 
 
+class ObjectArrayTest(MountCase):
+    """CONTRACT: an object array (its data is a pickle) has B.npy,
+    byte-identical to the source or the member, so numpy.load(...,
+    allow_pickle=True) works; no data, no B.ra; never unpickled."""
+    OBJ = np.array([{"k": 1}, "two", None, [3.5, 4]], dtype=object)
+    FIELD = np.array([(1, "one"), (2, [2])], dtype=[("n", "<i4"), ("o", "O")])
+
+    @classmethod
+    def make_source(cls):
+        src = TempDir()
+        np.save(src.join("obj.npy"), cls.OBJ, allow_pickle=True)
+        np.savez(src.join("stored.npz"), obj=cls.OBJ, field=cls.FIELD)
+        np.savez_compressed(src.join("deflated.npz"), obj=cls.OBJ, field=cls.FIELD)
+        return src
+
+    def check_dir(self, rel, npy, source_bytes, want):
+        self.assertEqual(sorted(os.listdir(self.mp(rel))),
+                         sorted([npy, "dtype", "header", "shape"]))
+        self.assertFalse(os.path.exists(self.mp(rel, "data")))
+        self.assertFalse(os.path.exists(self.mp(rel, npy[:-4] + ".ra")))
+        self.assertEqual(read(self.mp(rel, npy)), source_bytes)
+        got = np.load(self.mp(rel, npy), allow_pickle=True)
+        self.assertEqual(got.dtype, want.dtype)
+        self.assertEqual(got.tolist(), want.tolist())
+
+    def test_object_npy_file(self):
+        self.check_dir("obj.npy", "obj.npy", read(self.src.join("obj.npy")), self.OBJ)
+
+    def test_object_members_of_stored_and_deflated_npz(self):
+        import zipfile
+        for npz in ("stored.npz", "deflated.npz"):
+            with zipfile.ZipFile(self.src.join(npz)) as z:
+                for key, want in (("obj", self.OBJ), ("field", self.FIELD)):
+                    with self.subTest(npz=npz, key=key):
+                        self.check_dir(npz + "/" + key + ".npy", key + ".npy",
+                                       z.read(key + ".npy"), want)
+
+
 if __name__ == "__main__":
     mountlib.main()
