@@ -32,6 +32,7 @@
 #include "af_array.h"
 #include "af_source.h"
 #include "af_status.h"
+#include "af_zip.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,29 @@ typedef struct af_view af_view;
  */
 af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
 		       af_view_kind kind, af_error *err);
+
+/** What reading a view costs beyond copying bytes of its source. */
+typedef struct af_cost {
+	/* some of its bytes are computed (inflated, LZ4-decoded or
+	 * byte-swapped): they can never be spliced from the source fd */
+	bool decodes;
+	/* bytes of decoded data the view keeps in memory once read (the
+	 * whole LZ4 output of data and B.npy of an LZ4 .ra); 0 for none */
+	uint64_t held;
+} af_cost;
+
+/**
+ * The cost of the view af_view_open would build of @p kind over @p a,
+ * known from the header alone: nothing is opened or read. @p member is
+ * the zip entry holding the array, or NULL for a file of its own; a
+ * member that is not stored (deflated) makes every view decode, though
+ * its inflate state belongs to the member (af_member_memory), not to the
+ * view, so it adds nothing to `held`. The rule is the one af_view_open
+ * follows. For a view af_view_open refuses the answer means nothing.
+ */
+af_cost af_view_cost(const af_array *a, const af_zip_entry *member,
+		     af_view_kind kind);
+
 /** Free @p v and what it owns (decoded data, header); NULL is fine. */
 void af_view_close(af_view *v);
 

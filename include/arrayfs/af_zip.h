@@ -37,6 +37,9 @@ extern "C" {
 
 #define AF_ZIP_STORED 0
 #define AF_ZIP_DEFLATED 8
+/* General purpose flag bits that make a member unreadable here. */
+#define AF_ZIP_FLAG_ENCRYPTED 0x0001u          /* bit 0: any encryption */
+#define AF_ZIP_FLAG_STRONG_ENCRYPTION 0x0040u  /* bit 6: PKWARE strong encryption */
 
 typedef struct af_zip_entry {
 	const char *name;        /* UTF-8 (or CP437 bytes passed through) */
@@ -85,6 +88,19 @@ const char *af_zip_warning(const af_zip *z, size_t i);
  */
 af_status af_zip_data_offset(const af_zip *z, size_t i, uint64_t *offset,
 			     af_error *err);
+
+/**
+ * Whether member @p e's bytes can be read (af_member_open refuses exactly
+ * the members this says no to, and nothing else for their method or
+ * flags): a member is readable when it is not encrypted (flags bit 0 or
+ * bit 6, AF_ZIP_FLAG_ENCRYPTED / AF_ZIP_FLAG_STRONG_ENCRYPTION) and is
+ * stored or deflated. Directories are readable (no bytes); whether the
+ * bytes then agree with the sizes is for af_member_open to find.
+ * Returns true, or false with @p why (may be NULL) set for a log line:
+ * AF_E_UNSUPPORTED at the member's local header offset, saying "zip member
+ * "K" is encrypted" or which compression method it uses.
+ */
+bool af_zip_entry_readable(const af_zip_entry *e, af_error *why);
 
 typedef struct af_member af_member;
 

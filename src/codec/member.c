@@ -57,6 +57,26 @@ static ssize_t inflated_pread(const af_source *src, void *buf, size_t len,
 	return (ssize_t)n;
 }
 
+bool af_zip_entry_readable(const af_zip_entry *e, af_error *why)
+{
+	char q[128];
+	bool encrypted = e->flags & (AF_ZIP_FLAG_ENCRYPTED |
+				     AF_ZIP_FLAG_STRONG_ENCRYPTION);
+	if (!encrypted &&
+	    (e->method == AF_ZIP_STORED || e->method == AF_ZIP_DEFLATED))
+		return true;
+	af_zip_name_quote(q, sizeof(q), (const unsigned char *)e->name,
+			  strlen(e->name));
+	if (encrypted)
+		af_error_set(why, AF_E_UNSUPPORTED, e->local_offset,
+			     "zip member \"%s\" is encrypted", q);
+	else
+		af_error_set(why, AF_E_UNSUPPORTED, e->local_offset,
+			     "zip member \"%s\" uses compression method %u (%s); only stored and deflated are supported",
+			     q, e->method, method_name(e->method));
+	return false;
+}
+
 af_status af_member_open(af_member **out, const af_zip *z, size_t i,
 			 af_error *err)
 {
@@ -65,17 +85,11 @@ af_status af_member_open(af_member **out, const af_zip *z, size_t i,
 	if (!e)
 		return af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
 				    "zip member index %zu is out of range", i);
+	if (!af_zip_entry_readable(e, err))
+		return AF_E_UNSUPPORTED;
 	char q[128];
 	af_zip_name_quote(q, sizeof(q), (const unsigned char *)e->name,
 			  strlen(e->name));
-	/* bit 0: traditional encryption; bit 6: strong encryption */
-	if (e->flags & 0x41)
-		return af_error_set(err, AF_E_UNSUPPORTED, e->local_offset,
-				    "zip member \"%s\" is encrypted", q);
-	if (e->method != AF_ZIP_STORED && e->method != AF_ZIP_DEFLATED)
-		return af_error_set(err, AF_E_UNSUPPORTED, e->local_offset,
-				    "zip member \"%s\" uses compression method %u (%s); only stored and deflated are supported",
-				    q, e->method, method_name(e->method));
 	if (e->method == AF_ZIP_STORED && e->comp_size != e->uncomp_size)
 		return af_error_set(err, AF_E_HEADER, e->local_offset,
 				    "stored zip member \"%s\" has %llu bytes stored but %llu uncompressed",

@@ -20,6 +20,7 @@ typedef enum view_data {
 	VIEW_DATA_SOURCE = 1, /* bytes of the source, unchanged */
 	VIEW_DATA_SWAP,       /* bytes of the source, each scalar reversed */
 	VIEW_DATA_LZ4,        /* one LZ4 block of the source, decoded once */
+	VIEW_DATA_WHOLE,      /* planned only: the whole source, no header */
 } view_data;
 
 struct af_view {
@@ -41,13 +42,52 @@ struct af_view {
 	af_error lz4_err;
 };
 
-/* Where the data part comes from when it is the array data (not the whole source). */
-static af_status view_set_data(af_view *v, const af_array *a,
-			       bool swap_big_endian, af_error *err)
+/*
+ * Where the bytes of view @p kind of @p a come from: the one rule behind
+ * both af_view_open and af_view_cost. The .npy view of a .npy and the .ra
+ * view of a .ra are the whole source. Every other view is a header, then
+ * the array data: decoded when the .ra says LZ4; byte-swapped in the .ra
+ * view of big-endian numbers (RawArray's numeric eltypes are
+ * little-endian, while eltype 0 - bytes, unicode, void, structured - is
+ * opaque to its readers, so those bytes stay as stored and the dtype file
+ * says how to read them); else as stored.
+ */
+static view_data view_plan(const af_array *a, af_view_kind kind)
+{
+	if ((kind == AF_VIEW_NPY && a->format == AF_FORMAT_NPY) ||
+	    (kind == AF_VIEW_RA && a->format == AF_FORMAT_RA))
+		return VIEW_DATA_WHOLE;
+	if (a->compression == AF_COMP_LZ4)
+		return VIEW_DATA_LZ4;
+	uint64_t eltype, elbyte;
+	af_ra_type_of(&a->dtype, &eltype, &elbyte);
+	if (kind == AF_VIEW_RA && eltype != RA_ELTYPE_USER &&
+	    a->dtype.byteorder == '>' && a->dtype.scalar_size > 1)
+		return VIEW_DATA_SWAP;
+	return VIEW_DATA_SOURCE;
+}
+
+af_cost af_view_cost(const af_array *a, const af_zip_entry *member,
+		     af_view_kind kind)
+{
+	view_data plan = view_plan(a, kind);
+	bool computed = plan == VIEW_DATA_SWAP || plan == VIEW_DATA_LZ4;
+	af_cost c = {
+		/* an empty array has no data to compute */
+		.decodes = (computed && a->data_size > 0) ||
+			   (member && member->method != AF_ZIP_STORED),
+		.held = plan == VIEW_DATA_LZ4 ? a->data_size : 0,
+	};
+	return c;
+}
+
+/* The data part of a view that is the array data (@p plan is not WHOLE). */
+static af_status view_set_data(af_view *v, const af_array *a, view_data plan,
+			       af_error *err)
 {
 	v->data_len = a->data_size;
 	v->src_base = a->data_offset;
-	if (a->compression == AF_COMP_LZ4) {
+	if (plan == VIEW_DATA_LZ4) {
 		if (a->data_size > AF_LZ4_MAX_DECODED)
 			return af_error_set(err, AF_E_LIMIT, a->data_offset,
 					    "LZ4 data decodes to %" PRIu64
@@ -69,13 +109,7 @@ static af_status view_set_data(af_view *v, const af_array *a,
 				    " bytes but has %" PRIu64,
 				    a->stored_size, a->data_size);
 	const af_dtype *dt = &a->dtype;
-	uint64_t eltype, elbyte;
-	af_ra_type_of(dt, &eltype, &elbyte);
-	/* RawArray's numeric eltypes are little-endian; eltype 0 (bytes,
-	 * unicode, void, structured) is opaque to its readers, so those bytes
-	 * stay as stored and the dtype file says how to read them */
-	if (swap_big_endian && eltype != RA_ELTYPE_USER &&
-	    dt->byteorder == '>' && dt->scalar_size > 1) {
+	if (plan == VIEW_DATA_SWAP) {
 		if (dt->scalar_size > VIEW_SWAP_MAX_SCALAR ||
 		    a->data_size % dt->scalar_size != 0)
 			return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
@@ -127,32 +161,26 @@ af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
 				    "no memory for a view");
 	v->src = *src;
 	af_status st = AF_OK;
+	view_data plan = view_plan(a, kind);
 	switch (kind) {
 	case AF_VIEW_DATA:
-		st = view_set_data(v, a, false, err);
 		break;
 	case AF_VIEW_NPY:
-		if (a->format == AF_FORMAT_NPY) {
-			view_set_whole_source(v);
-			break;
-		}
-		st = af_view_npy_header(a, &v->head, &v->head_len, err);
-		if (st == AF_OK)
-			st = view_set_data(v, a, false, err);
+		if (plan != VIEW_DATA_WHOLE)
+			st = af_view_npy_header(a, &v->head, &v->head_len, err);
 		break;
 	case AF_VIEW_RA:
-		if (a->format == AF_FORMAT_RA) {
-			view_set_whole_source(v);
-			break;
-		}
-		st = af_view_ra_header(a, &v->head, &v->head_len, err);
-		if (st == AF_OK)
-			st = view_set_data(v, a, true, err);
+		if (plan != VIEW_DATA_WHOLE)
+			st = af_view_ra_header(a, &v->head, &v->head_len, err);
 		break;
 	default:
 		st = af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 				  "unknown view kind %d", (int)kind);
 	}
+	if (st == AF_OK && plan == VIEW_DATA_WHOLE)
+		view_set_whole_source(v);
+	else if (st == AF_OK)
+		st = view_set_data(v, a, plan, err);
 	if (st == AF_OK && af_add(v->head_len, v->data_len, &v->size))
 		st = af_error_set(err, AF_E_OVERFLOW, AF_NO_OFFSET,
 				  "view size overflows 64 bits");

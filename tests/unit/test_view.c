@@ -111,13 +111,15 @@ static unsigned char *expected(const view_case *c, af_view_kind kind,
 	return aft_read_file(aft_fixture(rel), len);
 }
 
-/* The extents tile the view; SOURCE ones equal the source, MEMORY ones the view. */
-static void check_extents(const af_view *v, const af_source *src,
+/* The extents tile the view; SOURCE ones equal the source, MEMORY ones the
+ * view. Returns whether any is DECODED. */
+static bool check_extents(const af_view *v, const af_source *src,
 			  const unsigned char *want, size_t size,
 			  const char *what)
 {
 	uint64_t off = 0;
 	af_extent e;
+	bool decoded = false;
 	while (off < size) {
 		ck_assert_int_eq(af_view_extent(v, off, &e), AF_OK);
 		ck_assert_msg(e.len > 0 && e.len <= size - off,
@@ -139,6 +141,7 @@ static void check_extents(const af_view *v, const af_source *src,
 				      (unsigned long long)off);
 		} else {
 			ck_assert_int_eq(e.kind, AF_EXTENT_DECODED);
+			decoded = true;
 		}
 		/* an extent asked for in the middle ends where the whole one does */
 		if (e.len > 1) {
@@ -155,6 +158,7 @@ static void check_extents(const af_view *v, const af_source *src,
 		off += e.len;
 	}
 	ck_assert_int_eq(af_view_extent(v, size, &e), AF_E_RANGE);
+	return decoded;
 }
 
 /* Whole content, then random slices around the header/data boundary and the end. */
@@ -244,7 +248,13 @@ static void check_case_views(const view_case *c, const af_array *a,
 			      "%s: size %llu, expected %zu", what,
 			      (unsigned long long)af_view_size(v), size);
 		check_reads(v, want, size, seed + (uint64_t)k, what);
-		check_extents(v, src, want, size, what);
+		bool decoded = check_extents(v, src, want, size, what);
+		/* af_view_cost follows the rule the view follows */
+		af_cost cost = af_view_cost(a, NULL, (af_view_kind)k);
+		ck_assert_msg(cost.decodes == decoded, "%s: cost says decodes %d",
+			      what, cost.decodes);
+		ck_assert_uint_eq(cost.held, decoded && a->compression == AF_COMP_LZ4 ?
+					     a->data_size : 0);
 		free(want);
 		af_view_close(v);
 	}
@@ -602,6 +612,44 @@ START_TEST(lz4_too_large_to_decode_is_limit)
 }
 END_TEST
 
+START_TEST(view_cost_of_members_and_lz4)
+{
+	af_array a = { .format = AF_FORMAT_NPY, .data_size = 80,
+		       .dtype = { .kind = AF_KIND_FLOAT, .byteorder = '<',
+				  .itemsize = 8, .scalar_size = 8 } };
+	af_zip_entry stored = { .method = AF_ZIP_STORED };
+	af_zip_entry deflated = { .method = AF_ZIP_DEFLATED };
+	for (int k = AF_VIEW_DATA; k <= AF_VIEW_RA; k++) {
+		/* a file or a stored member: bytes as they are, spliceable */
+		ck_assert(!af_view_cost(&a, NULL, (af_view_kind)k).decodes);
+		ck_assert(!af_view_cost(&a, &stored, (af_view_kind)k).decodes);
+		/* a deflated member decodes, and its index is the member's */
+		af_cost c = af_view_cost(&a, &deflated, (af_view_kind)k);
+		ck_assert(c.decodes);
+		ck_assert_uint_eq(c.held, 0);
+	}
+	/* big-endian numbers: only the .ra view swaps, and keeps nothing */
+	a.dtype.byteorder = '>';
+	ck_assert(!af_view_cost(&a, NULL, AF_VIEW_DATA).decodes);
+	ck_assert(!af_view_cost(&a, NULL, AF_VIEW_NPY).decodes);
+	ck_assert(af_view_cost(&a, NULL, AF_VIEW_RA).decodes);
+	ck_assert_uint_eq(af_view_cost(&a, NULL, AF_VIEW_RA).held, 0);
+	/* an LZ4 .ra: data and B.npy decode the whole block and keep it; B.ra
+	 * is the file itself */
+	lz4_sample s;
+	lz4_sample_load(&s);
+	for (int k = AF_VIEW_DATA; k <= AF_VIEW_NPY; k++) {
+		af_cost c = af_view_cost(&s.a, NULL, (af_view_kind)k);
+		ck_assert(c.decodes);
+		ck_assert_uint_eq(c.held, 2352);
+	}
+	af_cost c = af_view_cost(&s.a, NULL, AF_VIEW_RA);
+	ck_assert(!c.decodes);
+	ck_assert_uint_eq(c.held, 0);
+	free(s.raw);
+}
+END_TEST
+
 typedef struct reader_job {
 	af_view *v;
 	const unsigned char *want;
@@ -692,6 +740,7 @@ int main(void)
 	tcase_add_test(lz4, lz4_corrupt_block_is_corrupt);
 	tcase_add_test(lz4, lz4_wrong_decoded_length_is_corrupt);
 	tcase_add_test(lz4, lz4_too_large_to_decode_is_limit);
+	tcase_add_test(lz4, view_cost_of_members_and_lz4);
 	suite_add_tcase(s, lz4);
 	TCase *threads = tcase_create("threads");
 	tcase_add_test(threads, concurrent_readers_see_the_same_bytes);

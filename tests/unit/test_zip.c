@@ -450,6 +450,59 @@ START_TEST(comment_with_fake_end_signature)
 }
 END_TEST
 
+START_TEST(readable_rule_is_encryption_and_method)
+{
+	static const struct {
+		uint16_t method, flags;
+		bool readable;
+		const char *word;
+	} cases[] = {
+		{ AF_ZIP_STORED, 0, true, NULL },
+		{ AF_ZIP_DEFLATED, 0, true, NULL },
+		{ AF_ZIP_DEFLATED, 0x0008, true, NULL },  /* data descriptor */
+		{ AF_ZIP_STORED, 0x0800, true, NULL },    /* UTF-8 name */
+		{ AF_ZIP_STORED, 0x0001, false, "encrypted" },
+		{ AF_ZIP_DEFLATED, 0x0041, false, "encrypted" },
+		{ AF_ZIP_STORED, 0x0040, false, "encrypted" },
+		{ 12, 0, false, "method 12 (bzip2)" },
+		{ 93, 0, false, "method 93 (zstd)" },
+		{ 99, 0x0001, false, "encrypted" },       /* AES */
+		{ 1234, 0, false, "method 1234 (unknown)" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		af_zip_entry e = { .name = "k.npy", .method = cases[i].method,
+				   .flags = cases[i].flags, .local_offset = 77 };
+		af_error why;
+		af_error_clear(&why);
+		ck_assert_int_eq(af_zip_entry_readable(&e, &why), cases[i].readable);
+		ck_assert_int_eq(af_zip_entry_readable(&e, NULL), cases[i].readable);
+		if (cases[i].readable) {
+			ck_assert_int_eq(why.status, AF_OK);
+			continue;
+		}
+		ck_assert_int_eq(why.status, AF_E_UNSUPPORTED);
+		ck_assert_uint_eq(why.offset, 77);
+		ck_assert_msg(strstr(why.msg, cases[i].word) &&
+			      strstr(why.msg, "\"k.npy\""), "%s", why.msg);
+	}
+	/* af_member_open refuses with the same words */
+	fx x = fx_open("methods.zip");
+	for (size_t i = 0; i < af_zip_count(x.z); i++) {
+		const af_zip_entry *e = af_zip_entry_at(x.z, i);
+		af_error why, err;
+		af_member *m;
+		bool ok = af_zip_entry_readable(e, &why);
+		af_status st = af_member_open(&m, x.z, i, &err);
+		ck_assert_int_eq(st == AF_E_UNSUPPORTED, !ok);
+		if (ok)
+			af_member_close(m);
+		else
+			ck_assert_str_eq(err.msg, why.msg);
+	}
+	fx_close(&x);
+}
+END_TEST
+
 /* ---- what a refusal says, and where --------------------------------- */
 
 static void le16_at(unsigned char *p, unsigned v)
@@ -576,6 +629,7 @@ int main(void)
 	tcase_add_test(tc, unsafe_names_left_out);
 	tcase_add_test(tc, unsupported_methods_listed_but_refused);
 	tcase_add_test(tc, encrypted_member_refused);
+	tcase_add_test(tc, readable_rule_is_encryption_and_method);
 	tcase_add_test(tc, comment_with_fake_end_signature);
 	suite_add_tcase(s, tc);
 
