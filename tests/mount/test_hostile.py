@@ -9,7 +9,6 @@ bounded, a bad entry never hides a good one, and what is served is right.
 The archives are written here by a small hand-made zip writer (ZipWriter),
 since Python's zipfile refuses to write most of them."""
 import errno
-import io
 import os
 import struct
 import sys
@@ -22,7 +21,7 @@ import numpy as np  # noqa: E402
 
 import expect  # noqa: E402
 import mountlib  # noqa: E402
-from mountlib import TempDir, read, walk  # noqa: E402
+from mountlib import TempDir, npy_bytes, read, walk  # noqa: E402
 from procinfo import rss_kib, sanitized  # noqa: E402
 
 # Generating and listing one million members takes about a minute under
@@ -35,12 +34,6 @@ BYTES_PER_MEMBER = 1024  # daemon RSS allowed per listed member (ASan: x3)
 # default) before reuse, which would hide the bound we measure: keep it small.
 if os.environ.get("ASAN_OPTIONS") is not None:
     os.environ["ASAN_OPTIONS"] += ":quarantine_size_mb=16"
-
-
-def npy_bytes(arr):
-    f = io.BytesIO()
-    np.save(f, arr)
-    return f.getvalue()
 
 
 def raw_deflate(buf, level=6):
@@ -186,11 +179,8 @@ class HostileHeadersTest(mountlib.MountCase):
     def make_source(cls):
         cls.tmp = TempDir()
         cls.files = hostile_headers()
-        for name, buf in cls.files.items():
-            with open(cls.tmp.join(name), "wb") as f:
-                f.write(buf)
-        with open(cls.tmp.join("good.npy"), "wb") as f:
-            f.write(npy_bytes(GOOD))
+        cls.tmp.write(cls.files)
+        cls.tmp.write({"good.npy": npy_bytes(GOOD)})
         return cls.tmp  # MountCase mounts it and removes it at the end
 
     def test_hostile_headers_are_plain_files_with_the_source_bytes(self):
@@ -527,24 +517,38 @@ class HugeViewReadTest(mountlib.MountCase):
 class FuzzRegressionsTest(unittest.TestCase):
     """Every input the fuzzers ever crashed on (tests/fuzz/regressions/),
     mounted as a file of its kind: walked and read whole, it never crashes
-    the daemon (whose log mountlib scans for sanitizer reports)."""
+    the daemon (whose log mountlib scans for sanitizer reports). A replay
+    that finds no input, or an input the mount does not show, fails."""
 
     KINDS = {"fuzz_npy": ".npy", "fuzz_zip": ".npz", "fuzz_ra": ".ra"}
+    # inputs that are no file of their own (a descr string, a raw deflate
+    # stream): scripts/fuzz replays them through their targets
+    NOT_MOUNTABLE = {"fuzz_dtype", "fuzz_inflate"}
+
+    def regression_inputs(self, root):
+        """{file name in the source: bytes} of every mountable input."""
+        self.assertTrue(os.path.isdir(root), "no regression folder " + root)
+        targets = set(os.listdir(root))
+        self.assertEqual(targets - set(self.KINDS) - self.NOT_MOUNTABLE, set(),
+                         "regressions of a target this replay does not know")
+        inputs = {}
+        for target in sorted(targets & set(self.KINDS)):
+            d = os.path.join(root, target)
+            for name in sorted(os.listdir(d)):
+                inputs["%s-%s%s" % (target, name, self.KINDS[target])] = read(
+                    os.path.join(d, name))
+        self.assertGreater(len(inputs), 0, "no regression input found under " + root)
+        return inputs
 
     def test_every_fuzz_regression_mounts_and_reads_without_a_crash(self):
         root = os.path.join(mountlib.env_path("AF_SOURCE_ROOT"), "tests", "fuzz", "regressions")
+        inputs = self.regression_inputs(root)
         tmp = TempDir()
         self.addCleanup(tmp.close)
-        n = 0
-        for target, ext in sorted(self.KINDS.items()):
-            d = os.path.join(root, target)
-            for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
-                with open(os.path.join(d, name), "rb") as f:
-                    buf = f.read()
-                with open(tmp.join("%s-%s%s" % (target, name, ext)), "wb") as f:
-                    f.write(buf)
-                n += 1
+        tmp.write(inputs)
         with mountlib.mount(tmp.path) as m:
+            self.assertEqual(set(os.listdir(m.mountpoint)), set(inputs),
+                             "the mount does not show every input")
             for rel, kind in sorted(walk(m.mountpoint).items()):
                 if kind != "file":
                     continue
@@ -553,7 +557,7 @@ class FuzzRegressionsTest(unittest.TestCase):
                 except OSError as e:
                     self.assertEqual(e.errno, errno.EIO, "%s: %s" % (rel, e))
                 m.check_alive()
-        print("\n%d fuzz regressions mounted" % n, file=sys.stderr)
+        print("\n%d fuzz regressions mounted" % len(inputs), file=sys.stderr)
 
 
 class MillionMembersTest(unittest.TestCase):

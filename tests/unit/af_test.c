@@ -82,6 +82,14 @@ ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
 	return -EIO;
 }
 
+void aft_assert_refused(af_status st, const af_error *err, const char *what)
+{
+	ck_assert_msg(st >= AF_E_TRUNCATED && st <= AF_E_RANGE,
+		      "%s: %s, not a refusal of bad input", what, af_status_str(st));
+	ck_assert_msg(err->msg[0] != '\0', "%s: refused (%s) without a reason",
+		      what, af_status_str(st));
+}
+
 void aft_tag_slow(TCase *tc)
 {
 	tcase_set_tags(tc, "slow");

@@ -41,6 +41,13 @@ int aft_open_fd_source(const char *path, af_source *src);
 ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
 			  uint64_t off);
 /**
+ * Require that @p st is a clean refusal of bad input: a format status
+ * (truncated, magic, version, header, dtype, shape, overflow, unsupported,
+ * corrupt, name, limit, range), not OK, an I/O, memory or argument error,
+ * and that @p err says why. @p what names the case in the failure message.
+ */
+void aft_assert_refused(af_status st, const af_error *err, const char *what);
+/**
  * Tag @p tc "slow": its cases (fuzz-like loops, load) run only in the slow
  * suite, as the meson test NAME_slow (tests/unit/meson.build registers it
  * for every program that calls this); NAME runs the others.

@@ -453,17 +453,42 @@ static void mangle(const char *name)
 		af_source_init_mem(&src, buf, hend + dsize - 1);
 		ck_assert_int_ne(af_npy_parse(&src, &a, &err), AF_OK);
 	}
+	/* A flip is refused cleanly (in the magic, always as AF_E_MAGIC), or
+	 * parses to a consistent array; that it is numpy's array is judged
+	 * through the mount (tests/mount/test_flips.py). */
 	unsigned seed = 12345;
+	int refused = 0;
 	for (int i = 0; i < 300; i++) {
 		seed = seed * 1103515245u + 12345u;
 		size_t at = (seed >> 8) % hend;
 		unsigned char old = buf[at];
 		buf[at] ^= (unsigned char)(1u << ((seed >> 3) & 7));
 		af_source_init_mem(&src, buf, len);
-		if (af_npy_parse(&src, &a, &err) == AF_OK)
+		af_error ferr = { 0 };
+		af_status st = af_npy_parse(&src, &a, &ferr);
+		if (at < 6)
+			ck_assert_msg(st == AF_E_MAGIC, "%s: magic byte %zu flipped, %s",
+				      name, at, af_status_str(st));
+		if (st == AF_OK) {
+			uint64_t count = 1;
+			for (unsigned d = 0; d < a.ndim; d++)
+				ck_assert(!__builtin_mul_overflow(count, a.shape[d], &count));
+			ck_assert_uint_eq(a.count, count);
+			if (!a.dtype.has_object) { /* a pickle's size is its own */
+				ck_assert_uint_eq(a.data_size, count * a.dtype.itemsize);
+				ck_assert_uint_le(a.data_offset + a.data_size, len);
+			}
 			af_array_free(&a);
+		} else {
+			static const af_array zeroed;
+			ck_assert_msg(memcmp(&a, &zeroed, sizeof(a)) == 0,
+				      "%s: af_array not zeroed after a refusal", name);
+			aft_assert_refused(st, &ferr, name);
+			refused++;
+		}
 		buf[at] = old;
 	}
+	ck_assert_msg(refused > 0, "%s: no flip refused", name);
 	free(buf);
 }
 

@@ -19,6 +19,7 @@ daemon this module started, so an interrupted or failing test leaves no mount.
 """
 import atexit
 import errno
+import io
 import os
 import shutil
 import signal
@@ -27,6 +28,8 @@ import sys
 import tempfile
 import time
 import unittest
+
+import numpy as np
 
 MOUNT_DEADLINE = 20.0   # seconds for a mount to appear
 EXIT_DEADLINE = 20.0    # seconds for the daemon to exit after unmount
@@ -275,6 +278,12 @@ class TempDir:
     def join(self, *parts):
         return os.path.join(self.path, *parts)
 
+    def write(self, files):
+        """Write FILES ({name: bytes}) into the folder."""
+        for name, buf in files.items():
+            with open(self.join(name), "wb") as f:
+                f.write(buf)
+
     def close(self):
         shutil.rmtree(self.path, ignore_errors=True)
 
@@ -395,6 +404,13 @@ def walk(root):
 def read(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def npy_bytes(arr):
+    """ARR as numpy.save writes it."""
+    f = io.BytesIO()
+    np.save(f, arr)
+    return f.getvalue()
 
 
 def read_fd_to_end(fd, start=0, step=100000):
