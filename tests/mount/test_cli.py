@@ -10,7 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import mountlib  # noqa: E402
-from mountlib import TempDir, arrayfs_bin, fixtures, is_mounted, read, wait_for  # noqa: E402
+from mountlib import TempDir, arrayfs_bin, fixtures, is_mounted, read  # noqa: E402
 
 RUN_DEADLINE = 20  # seconds for a command that must not mount
 
@@ -168,8 +168,8 @@ class BackgroundTest(unittest.TestCase):
             pid = self.find_daemon(src, mnt.path)
             subprocess.run(["fusermount3", "-u", mnt.path], capture_output=True)
             if pid:
-                wait_for(lambda: not os.path.exists("/proc/%d" % pid), 20,
-                         what="the background daemon to exit after unmount")
+                self.assertTrue(mountlib.wait_pid_exit(pid, 20),
+                                "the background daemon still runs after unmount")
             subprocess.run(["fusermount3", "-uz", mnt.path], capture_output=True)
 
     @staticmethod

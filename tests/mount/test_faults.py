@@ -173,6 +173,7 @@ MMAP_CHILD = textwrap.dedent("""
 
 class MmapTest(FaultCase):
     arr = np.arange(256 * 1024, dtype="<f8")  # 2 MiB
+    mount_args = ("-d",)  # its log says when the notifier has seen a change
 
     def populate(self):
         write(self.src.join("m.npy"), npy_bytes(self.arr))
@@ -190,8 +191,11 @@ class MmapTest(FaultCase):
             if not ready or child.stdout.readline().strip() != "ready":
                 child.stdin.close()
                 self.fail("the mapping reader could not start: " + child.stderr.read())
+            seen = "source changed: " + rel[0]
+            before = self.m.log().count(seen)
             change()
-            time.sleep(0.2)  # let the daemon's notifier see the change first
+            # the child reads once the daemon's notifier has seen the change
+            wait_for(lambda: self.m.log().count(seen) > before, DEADLINE, what=seen)
             out, err = child.communicate("go\n", timeout=60)
         finally:
             if child.poll() is None:
@@ -558,7 +562,8 @@ class EioFsCase(unittest.TestCase):
         self.eiofs = subprocess.Popen([exe, back, "-f", self.emnt],
                                       stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.addCleanup(self.stop_eiofs)
-        wait_for(lambda: is_mounted(self.emnt), DEADLINE, what="the EIO file system")
+        self.assertTrue(mountlib.wait_mounted(self.emnt, self.eiofs, DEADLINE),
+                        "the EIO file system did not mount")
         self.m = mountlib.Mount(self.emnt)
         self.addCleanup(self.m.cleanup)
         self.m.start()

@@ -10,7 +10,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import expect  # noqa: E402
 import mountlib  # noqa: E402
-from mountlib import TempDir, env_path, is_mounted, wait_for  # noqa: E402
+from mountlib import TempDir, env_path, is_mounted  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RUN = os.path.join(ROOT, "scripts", "run")
@@ -55,8 +55,8 @@ class RunScriptTest(unittest.TestCase):
             pids = daemon_pids(mnt.path)
             subprocess.run(["fusermount3", "-u", mnt.path], capture_output=True)
             for pid in pids:
-                wait_for(lambda: not os.path.exists("/proc/%d" % pid), 20,
-                         what="the daemon to exit after fusermount3 -u")
+                self.assertTrue(mountlib.wait_pid_exit(pid, 20),
+                                "the daemon still runs after fusermount3 -u")
             subprocess.run(["fusermount3", "-uz", mnt.path], capture_output=True)
 
     def test_run_with_missing_source_exits_1_with_a_message(self):

@@ -21,6 +21,7 @@ import atexit
 import errno
 import io
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -94,7 +95,10 @@ def is_mounted(mountpoint):
 
 def wait_for(predicate, deadline=10.0, interval=0.02, what="condition"):
     """Poll PREDICATE until it returns a true value (returned) or DEADLINE
-    seconds pass (AssertionError naming WHAT). Exceptions count as false."""
+    seconds pass (AssertionError naming WHAT). Exceptions count as false.
+    Only for what nothing signals (a source change showing through the
+    mount); a mount appearing or a process exiting has wait_mounted and
+    wait_pid_exit."""
     end = time.monotonic() + deadline
     last = None
     while True:
@@ -108,6 +112,43 @@ def wait_for(predicate, deadline=10.0, interval=0.02, what="condition"):
             raise AssertionError("timed out after %.0f s waiting for %s%s" % (
                 deadline, what, " (last error: %r)" % last if last else ""))
         time.sleep(interval)
+
+
+def wait_mounted(mountpoint, proc=None, deadline=MOUNT_DEADLINE):
+    """Wait until MOUNTPOINT shows in mountinfo. Woken by the kernel's
+    notice of a mount table change (POLLPRI on /proc/self/mountinfo) and by
+    the exit of PROC (a Popen, through its pidfd), never by a timer.
+    Returns True once mounted, False if PROC exits first or DEADLINE passes."""
+    end = time.monotonic() + deadline
+    with open("/proc/self/mountinfo", "rb") as table:  # opened before the check
+        waiter = select.poll()
+        waiter.register(table, select.POLLPRI | select.POLLERR)
+        pidfd = os.pidfd_open(proc.pid) if proc is not None else None
+        if pidfd is not None:
+            waiter.register(pidfd, select.POLLIN)
+        try:
+            while not is_mounted(mountpoint):
+                left = end - time.monotonic()
+                if (proc is not None and proc.poll() is not None) or left <= 0:
+                    return False
+                waiter.poll(left * 1000)
+            return True
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+
+def wait_pid_exit(pid, deadline=EXIT_DEADLINE):
+    """Wait for process PID (any process, not only a child) to exit, woken
+    by its pidfd. Returns whether it exited within DEADLINE seconds."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([pidfd], [], [], deadline)[0])
+    finally:
+        os.close(pidfd)
 
 
 class MountError(AssertionError):
@@ -144,17 +185,14 @@ class Mount:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=self._log, stderr=subprocess.STDOUT)
         _live.append(self)
-        end = time.monotonic() + deadline
-        while not is_mounted(self.mountpoint):
+        if not wait_mounted(self.mountpoint, self.proc, deadline):
             rc = self.proc.poll()
             if rc is not None:
                 self.returncode = rc
                 raise MountError("arrayfs exited with status %d before mounting %s:\n%s"
                                  % (rc, self.mountpoint, self.log()))
-            if time.monotonic() > end:
-                raise MountError("%s not mounted after %.0f s:\n%s"
-                                 % (self.mountpoint, deadline, self.log()))
-            time.sleep(0.01)
+            raise MountError("%s not mounted after %.0f s:\n%s"
+                             % (self.mountpoint, deadline, self.log()))
         return self
 
     def alive(self):
