@@ -11,6 +11,7 @@
 
 #include "arrayfs/af_dtype.h"
 #include "bytes_i.h"
+#include "dtype_sink_i.h"
 #include "pylit_i.h"
 
 /* numpy keeps itemsizes and subarray dims in a C int. */
@@ -290,6 +291,14 @@ static af_status decode_str(pylit *pl, char *stack, size_t stack_len,
 
 static af_status parse_type(pylit *pl, unsigned depth, af_dtype *out);
 
+/* Tells the descr's watcher, if any (dtype_sink_i.h), what was just read. */
+static void observe(pylit *pl, af_dtype_event ev, const char *text, size_t len,
+		    bool title, const uint64_t *dims, unsigned n)
+{
+	if (pl->sink)
+		pl->sink->event(pl->sink, ev, text, len, title, dims, n);
+}
+
 /* A type string token: decode and parse it. */
 static af_status parse_str_type(pylit *pl, af_dtype *out)
 {
@@ -300,6 +309,8 @@ static af_status parse_str_type(pylit *pl, af_dtype *out)
 	if (decode_str(pl, stack, sizeof(stack), &s, &len))
 		return AF_E_NOMEM;
 	af_status st = af_dtype_parse_typestr(s, len, out, pl->err);
+	if (!st)
+		observe(pl, AF_DTYPE_EV_TYPE, s, len, false, NULL, 0);
 	if (s != stack)
 		free(s);
 	if (st) {
@@ -327,6 +338,7 @@ static af_status parse_field_shape(pylit *pl, uint64_t *count, bool *subarray)
 	if (tuple && (st = pl_advance(pl)))
 		return st;
 	unsigned ndim = 0;
+	uint64_t dims[AF_NDIM_MAX];
 	while (!tuple || !pl_is(pl, ')')) {
 		unsigned p;
 		if ((st = pl_unwrap(pl, &p)))
@@ -337,11 +349,15 @@ static af_status parse_field_shape(pylit *pl, uint64_t *count, bool *subarray)
 		if (af_mul(*count, pl->tok.ival, count))
 			return pl_fail(pl, AF_E_OVERFLOW, "field shape overflows");
 		uint64_t dim = pl->tok.ival;
+		if (ndim < AF_NDIM_MAX)
+			dims[ndim] = dim;
 		ndim++;
 		if ((st = pl_advance(pl)) || (st = pl_close_parens(pl, p)))
 			return st;
 		if (!tuple) {
 			*subarray = dim != 1;
+			if (*subarray)
+				observe(pl, AF_DTYPE_EV_SHAPE, NULL, 0, false, dims, 1);
 			return pl_close_parens(pl, paren);
 		}
 		if (pl_is(pl, ','))
@@ -352,6 +368,8 @@ static af_status parse_field_shape(pylit *pl, uint64_t *count, bool *subarray)
 			return st;
 	}
 	*subarray = ndim > 0;
+	if (*subarray)
+		observe(pl, AF_DTYPE_EV_SHAPE, NULL, 0, false, dims, ndim);
 	if ((st = pl_advance(pl)))
 		return st;
 	return pl_close_parens(pl, paren);
@@ -397,6 +415,9 @@ static af_status parse_field_name(pylit *pl, name_set *ns, bool *empty)
 		if (decode_str(pl, stack, sizeof(stack), &s, &len))
 			return AF_E_NOMEM;
 		st = names_add(ns, s, len, at);
+		if (!st)
+			observe(pl, AF_DTYPE_EV_NAME, s, len, pair && part == 0,
+				NULL, 0);
 		if (s != stack)
 			free(s);
 		if (st)
@@ -429,6 +450,7 @@ static af_status parse_field(pylit *pl, unsigned depth, name_set *ns,
 
 	if (!pl_is(pl, '('))
 		return pl_fail(pl, AF_E_DTYPE, "expected a (name, type) field tuple");
+	observe(pl, AF_DTYPE_EV_FIELD_BEGIN, NULL, 0, false, NULL, 0);
 	if ((st = pl_advance(pl)) || (st = parse_field_name(pl, ns, &empty)) ||
 	    (st = pl_expect(pl, ',', "expected ',' after a field name")) ||
 	    (st = parse_type(pl, depth, &ft)))
@@ -446,6 +468,7 @@ static af_status parse_field(pylit *pl, unsigned depth, name_set *ns,
 	}
 	if ((st = pl_expect(pl, ')', "expected ')' after a field")))
 		return st;
+	observe(pl, AF_DTYPE_EV_FIELD_END, NULL, 0, false, NULL, 0);
 	/* descr_to_dtype: '' names of non-struct void type are padding. */
 	if (empty && ft.kind == AF_KIND_VOID)
 		ns->n = nnames;
@@ -467,6 +490,7 @@ static af_status parse_list(pylit *pl, unsigned depth, af_dtype *out)
 	memset(out, 0, sizeof(*out));
 	out->kind = AF_KIND_STRUCT;
 	out->byteorder = '|';
+	observe(pl, AF_DTYPE_EV_LIST_BEGIN, NULL, 0, false, NULL, 0);
 	if ((st = pl_advance(pl)))
 		return st;
 	while (!pl_is(pl, ']')) {
@@ -479,8 +503,10 @@ static af_status parse_list(pylit *pl, unsigned depth, af_dtype *out)
 		if (st)
 			goto done;
 	}
-	if (!(st = names_check(&ns, pl->err)))
+	if (!(st = names_check(&ns, pl->err))) {
+		observe(pl, AF_DTYPE_EV_LIST_END, NULL, 0, false, NULL, 0);
 		st = pl_advance(pl);
+	}
 done:
 	free(ns.text);
 	free(ns.refs);
@@ -529,8 +555,10 @@ af_status af_dtype_parse(const char *text, size_t len, bool allow_long_suffix,
 	return af_dtype_parse_at(text, len, 0, allow_long_suffix, out, err);
 }
 
-af_status af_dtype_parse_at(const char *text, size_t len, uint64_t base,
-			    bool allow_long_suffix, af_dtype *out, af_error *err)
+/* af_dtype_parse_at, with @p sink (or NULL) watching. */
+static af_status parse_descr(const char *text, size_t len, uint64_t base,
+			     bool allow_long_suffix, af_dtype_sink *sink,
+			     af_dtype *out, af_error *err)
 {
 	pylit pl;
 	unsigned paren;
@@ -540,8 +568,10 @@ af_status af_dtype_parse_at(const char *text, size_t len, uint64_t base,
 	if (len > AF_DESCR_MAX)
 		return af_error_set(err, AF_E_LIMIT, base,
 				    "descr of %zu bytes is longer than the limit", len);
-	if ((st = pl_init(&pl, text, len, base, allow_long_suffix, AF_E_DTYPE, err)) ||
-	    (st = pl_unwrap(&pl, &paren)))
+	if ((st = pl_init(&pl, text, len, base, allow_long_suffix, AF_E_DTYPE, err)))
+		goto fail;
+	pl.sink = sink;
+	if ((st = pl_unwrap(&pl, &paren)))
 		goto fail;
 	if (pl.tok.kind == PL_STR)
 		st = parse_str_type(&pl, out);
@@ -561,4 +591,17 @@ fail:
 		af_error_set(err, st, AF_NO_OFFSET, "out of memory parsing a descr");
 	memset(out, 0, sizeof(*out));
 	return st;
+}
+
+af_status af_dtype_parse_at(const char *text, size_t len, uint64_t base,
+			    bool allow_long_suffix, af_dtype *out, af_error *err)
+{
+	return parse_descr(text, len, base, allow_long_suffix, NULL, out, err);
+}
+
+af_status af_dtype_parse_observed(const char *text, size_t len,
+				  bool allow_long_suffix, af_dtype_sink *sink,
+				  af_dtype *out, af_error *err)
+{
+	return parse_descr(text, len, 0, allow_long_suffix, sink, out, err);
 }

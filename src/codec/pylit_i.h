@@ -61,6 +61,7 @@ typedef struct pylit {
 	af_error *err;
 	pl_tok tok;              /* the current token */
 	size_t lookahead;        /* bytes rescanned by pl_unwrap, bounded */
+	struct af_dtype_sink *sink; /* dtype.c: who watches the descr, or NULL */
 } pylit;
 
 /**
