@@ -106,6 +106,7 @@ typedef enum af_extent_kind {
 	AF_EXTENT_MEMORY = 1, /* bytes at `mem` (valid while the view is open) */
 	AF_EXTENT_SOURCE,     /* bytes [src_off, src_off+len) of the source, unchanged */
 	AF_EXTENT_DECODED,    /* computed bytes: use af_view_read */
+	AF_EXTENT_ZERO,       /* `len` zero bytes: nothing to read (Zarr chunk tails) */
 } af_extent_kind;
 
 typedef struct af_extent {

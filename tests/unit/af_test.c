@@ -75,6 +75,29 @@ uint64_t aft_rand(uint64_t *state)
 	return *state * 0x2545F4914F6CDD1DULL;
 }
 
+af_array aft_hand_array(const char *typestr, bool fortran, unsigned ndim,
+			const uint64_t *shape)
+{
+	af_array a;
+	memset(&a, 0, sizeof(a));
+	a.format = AF_FORMAT_NPY;
+	a.version_major = 1;
+	ck_assert_int_eq(af_dtype_parse_typestr(typestr, strlen(typestr),
+						&a.dtype, NULL), AF_OK);
+	a.descr = (char *)typestr;
+	a.ndim = ndim;
+	a.shape = (uint64_t *)shape;
+	a.fortran_order = fortran;
+	a.count = 1;
+	for (unsigned i = 0; i < ndim; i++)
+		if (__builtin_mul_overflow(a.count, shape[i], &a.count))
+			a.count = 0;
+	if (__builtin_mul_overflow(a.count, a.dtype.itemsize, &a.data_size))
+		a.data_size = 0;
+	a.stored_size = a.data_size;
+	return a;
+}
+
 ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
 			  uint64_t off)
 {

@@ -9,11 +9,13 @@
 #ifndef AF_TEST_H
 #define AF_TEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <check.h>
 #include <sys/types.h>
 
+#include "arrayfs/af_array.h"
 #include "arrayfs/af_source.h"
 
 /** Path of @p rel under $AF_FIXTURES; static buffer, valid until the next call. */
@@ -37,6 +39,14 @@ uint64_t aft_rand(uint64_t *state);
  * (ck_abort if it cannot be opened). Returns the fd; the caller closes it.
  */
 int aft_open_fd_source(const char *path, af_source *src);
+/**
+ * A hand-made .npy af_array of type @p typestr (ck_abort if numpy has no
+ * such type string) over the @p ndim dims at @p shape, with count and
+ * data_size = stored_size computed (0 where they overflow). It borrows
+ * @p typestr and @p shape: never af_array_free it.
+ */
+af_array aft_hand_array(const char *typestr, bool fortran, unsigned ndim,
+			const uint64_t *shape);
 /** An af_source pread that always fails with -EIO (for I/O error tests). */
 ssize_t aft_failing_pread(const af_source *src, void *buf, size_t len,
 			  uint64_t off);

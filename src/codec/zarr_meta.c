@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata files of B.zarr/: .zarray and .zattrs (Zarr v2) and
+ * zarr.json (Zarr v3), formatted as zarr-python formats them.
+ *
+ * A structured descr is a Python literal ("[('x', '<i4'), ('y', '<f8',
+ * (2,))]"); zarr's list form is the same list in JSON ([["x", "<i4"],
+ * ["y", "<f8", [2]]]), which zarr-python turns back into a numpy dtype
+ * with np.dtype([(name, type) + tuple(shape)]). It is written from
+ * dtype.c's own parse of the descr, normalizing what that round trip could
+ * not read: a (type, shape) pair as a type moves its shape to the field
+ * (nested sub-arrays concatenate their shapes, outer first, as numpy
+ * does), a bare-int shape becomes a list (and a bare 1 or () none, which
+ * numpy reads as no sub-array), and a (title, name) pair keeps only the
+ * name, since zarr cannot decode titles.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrayfs/af_zarr.h"
+#include "dtype_sink_i.h"
+#include "zarr_i.h"
+#include "zarr_json_i.h"
+
+const char *af_zarr_v3_type(const af_dtype *dt)
+{
+	static const char *const ints[] = { "int8", "int16", "int32", "int64" };
+	static const char *const uints[] = { "uint8", "uint16", "uint32", "uint64" };
+	static const char *const floats[] = { NULL, "float16", "float32", "float64" };
+	int lg = dt->itemsize == 1 ? 0 : dt->itemsize == 2 ? 1 :
+		 dt->itemsize == 4 ? 2 : dt->itemsize == 8 ? 3 : -1;
+	switch (dt->kind) {
+	case AF_KIND_BOOL:
+		return dt->itemsize == 1 ? "bool" : NULL;
+	case AF_KIND_INT:
+		return lg >= 0 ? ints[lg] : NULL;
+	case AF_KIND_UINT:
+		return lg >= 0 ? uints[lg] : NULL;
+	case AF_KIND_FLOAT:
+		return lg >= 0 ? floats[lg] : NULL;
+	case AF_KIND_COMPLEX:
+		return dt->itemsize == 8 ? "complex64" :
+		       dt->itemsize == 16 ? "complex128" : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Writes zarr's list form of a structured descr from dtype.c's parse of it
+ * (dtype_sink_i.h). A field's sub-array dims are collected until the field
+ * ends, since a (type, shape) pair's shape follows its type and each shape
+ * reported later is outside the earlier ones.
+ */
+typedef struct zarr_dtype_sink {
+	af_dtype_sink base;
+	zj *w;
+	unsigned depth;                     /* fields open */
+	struct field_dims {
+		uint64_t dims[AF_NDIM_MAX];
+		unsigned n;
+	} fields[AF_DTYPE_MAX_DEPTH + 1];
+	af_status failed;
+} zarr_dtype_sink;
+
+static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
+			     const char *text, size_t len, bool title,
+			     const uint64_t *dims, unsigned n)
+{
+	zarr_dtype_sink *z = (zarr_dtype_sink *)base;
+	struct field_dims *f = z->depth ? &z->fields[z->depth - 1] : NULL;
+	if (z->failed)
+		return;
+	switch (ev) {
+	case AF_DTYPE_EV_TYPE:
+		zj_str(z->w, text, len);
+		return;
+	case AF_DTYPE_EV_NAME:
+		if (!title)
+			zj_str(z->w, text, len);
+		return;
+	case AF_DTYPE_EV_LIST_BEGIN:
+		zj_begin(z->w, '[');
+		return;
+	case AF_DTYPE_EV_LIST_END:
+		zj_end(z->w, ']');
+		return;
+	case AF_DTYPE_EV_FIELD_BEGIN:
+		if (z->depth > AF_DTYPE_MAX_DEPTH) {
+			z->failed = AF_E_LIMIT;
+			return;
+		}
+		z->fields[z->depth++].n = 0;
+		zj_begin(z->w, '[');
+		return;
+	case AF_DTYPE_EV_SHAPE:
+		if (!f || n > AF_NDIM_MAX || f->n + n > AF_NDIM_MAX) {
+			z->failed = AF_E_LIMIT;
+			return;
+		}
+		memmove(f->dims + n, f->dims, f->n * sizeof(f->dims[0]));
+		memcpy(f->dims, dims, n * sizeof(dims[0]));
+		f->n += n;
+		return;
+	case AF_DTYPE_EV_FIELD_END:
+		if (!f)
+			return;
+		if (f->n > 0) {
+			zj_begin(z->w, '[');
+			for (unsigned i = 0; i < f->n; i++)
+				zj_u64(z->w, f->dims[i]);
+			zj_end(z->w, ']');
+		}
+		zj_end(z->w, ']');
+		z->depth--;
+		return;
+	}
+}
+
+/* The B.npy view's descr as text: .npy as written, .ra derived. */
+static const char *layout_descr(const af_zarr_layout *l)
+{
+	return l->format == AF_FORMAT_RA ? l->ra_descr : l->descr;
+}
+
+/* The v2 "dtype" value: the B.npy view's descr in zarr's form. */
+static af_status put_v2_dtype(const af_zarr_layout *l, zj *w, af_error *err)
+{
+	if (l->format != AF_FORMAT_NPY || l->dtype.kind != AF_KIND_STRUCT) {
+		zj_cstr(w, layout_descr(l));
+		return AF_OK;
+	}
+	zarr_dtype_sink *sink = calloc(1, sizeof(*sink));
+	if (!sink)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory writing a Zarr dtype");
+	sink->base.event = zarr_dtype_event;
+	sink->w = w;
+	af_dtype dt;
+	af_status st = af_dtype_parse_observed(l->descr, strlen(l->descr),
+					       l->descr_long_ints, &sink->base,
+					       &dt, err);
+	if (st == AF_OK && sink->failed)
+		st = af_error_set(err, sink->failed, AF_NO_OFFSET,
+				  "the descr's sub-arrays have more than %u dims",
+				  AF_NDIM_MAX);
+	free(sink);
+	return st;
+}
+
+static void put_shape(const af_zarr_layout *l, zj *w)
+{
+	zj_begin(w, '[');
+	for (unsigned i = 0; i < l->ndim; i++)
+		zj_u64(w, l->shape[i]);
+	zj_end(w, ']');
+}
+
+static void put_chunks(const af_zarr_layout *l, zj *w)
+{
+	zj_begin(w, '[');
+	for (unsigned i = 0; i < l->ndim; i++)
+		zj_u64(w, af_zarr_chunk_len(l, i));
+	zj_end(w, ']');
+}
+
+/* {"_ARRAY_DIMENSIONS": ["dim_0", ...]}: the names xarray reads. */
+static void put_attributes(const af_zarr_layout *l, zj *w)
+{
+	zj_begin(w, '{');
+	zj_key(w, "_ARRAY_DIMENSIONS");
+	zj_begin(w, '[');
+	for (unsigned i = 0; i < l->ndim; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "dim_%u", i);
+		zj_cstr(w, name);
+	}
+	zj_end(w, ']');
+	zj_end(w, '}');
+}
+
+/* .zarray, keys sorted as zarr-python writes them. */
+static af_status put_zarray(const af_zarr_layout *l, zj *w, af_error *err)
+{
+	zj_begin(w, '{');
+	zj_key(w, "chunks");
+	put_chunks(l, w);
+	zj_key(w, "compressor");
+	zj_literal(w, "null");
+	zj_key(w, "dimension_separator");
+	zj_cstr(w, ".");
+	zj_key(w, "dtype");
+	af_status st = put_v2_dtype(l, w, err);
+	if (st != AF_OK)
+		return st;
+	zj_key(w, "fill_value");
+	zj_literal(w, "null");
+	zj_key(w, "filters");
+	zj_literal(w, "null");
+	zj_key(w, "order");
+	zj_cstr(w, l->fortran ? "F" : "C");
+	zj_key(w, "shape");
+	put_shape(l, w);
+	zj_key(w, "zarr_format");
+	zj_u64(w, 2);
+	zj_end(w, '}');
+	return AF_OK;
+}
+
+static void put_zero(const af_zarr_layout *l, zj *w)
+{
+	switch (l->dtype.kind) {
+	case AF_KIND_BOOL:
+		zj_literal(w, "false");
+		return;
+	case AF_KIND_FLOAT:
+		zj_literal(w, "0.0");
+		return;
+	case AF_KIND_COMPLEX:
+		zj_begin(w, '[');
+		zj_literal(w, "0.0");
+		zj_literal(w, "0.0");
+		zj_end(w, ']');
+		return;
+	default:
+		zj_literal(w, "0");
+	}
+}
+
+/* A {"name": ..., "configuration": {...}} codec or encoding object, open. */
+static void begin_named(zj *w, const char *name)
+{
+	zj_begin(w, '{');
+	zj_key(w, "name");
+	zj_cstr(w, name);
+	zj_key(w, "configuration");
+	zj_begin(w, '{');
+}
+
+static void end_named(zj *w)
+{
+	zj_end(w, '}');
+	zj_end(w, '}');
+}
+
+/* zarr.json in the order of the v3 specification's example. */
+static void put_zarr_json(const af_zarr_layout *l, zj *w)
+{
+	zj_begin(w, '{');
+	zj_key(w, "zarr_format");
+	zj_u64(w, 3);
+	zj_key(w, "node_type");
+	zj_cstr(w, "array");
+	zj_key(w, "shape");
+	put_shape(l, w);
+	zj_key(w, "data_type");
+	zj_cstr(w, l->v3_type);
+	zj_key(w, "chunk_grid");
+	begin_named(w, "regular");
+	zj_key(w, "chunk_shape");
+	put_chunks(l, w);
+	end_named(w);
+	zj_key(w, "chunk_key_encoding");
+	begin_named(w, "v2");
+	zj_key(w, "separator");
+	zj_cstr(w, ".");
+	end_named(w);
+	zj_key(w, "fill_value");
+	put_zero(l, w);
+	zj_key(w, "codecs");
+	zj_begin(w, '[');
+	if (l->fortran && l->ndim >= 2) {
+		/* the stored bytes are the C-order array of the reversed shape */
+		begin_named(w, "transpose");
+		zj_key(w, "order");
+		zj_begin(w, '[');
+		for (unsigned i = l->ndim; i-- > 0;)
+			zj_u64(w, i);
+		zj_end(w, ']');
+		end_named(w);
+	}
+	begin_named(w, "bytes");
+	/* v3 wants no endian for 1-byte types; an empty configuration keeps
+	 * readers that require the member happy */
+	if (l->dtype.itemsize > 1) {
+		zj_key(w, "endian");
+		zj_cstr(w, l->dtype.byteorder == '>' ? "big" : "little");
+	}
+	end_named(w);
+	zj_end(w, ']');
+	zj_key(w, "attributes");
+	put_attributes(l, w);
+	zj_end(w, '}');
+}
+
+af_status af_zarr_text(const af_zarr_layout *l, af_zarr_file which,
+		       char **out, size_t *len, af_error *err)
+{
+	*out = NULL;
+	*len = 0;
+	zj w;
+	zj_init(&w);
+	af_status st = AF_OK;
+	switch (which) {
+	case AF_ZARR_ZARRAY:
+		st = put_zarray(l, &w, err);
+		break;
+	case AF_ZARR_ZATTRS:
+		put_attributes(l, &w);
+		break;
+	case AF_ZARR_ZARR_JSON:
+		if (l->v3_type)
+			put_zarr_json(l, &w);
+		else
+			st = af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
+					  "%s has no Zarr v3 data type: no zarr.json",
+					  layout_descr(l));
+		break;
+	default:
+		st = af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
+				  "B.zarr/ has no metadata file of kind %d",
+				  (int)which);
+	}
+	if (st != AF_OK) {
+		char *drop;
+		size_t n;
+		zj_finish(&w, &drop, &n);
+		free(drop);
+		return st;
+	}
+	st = zj_finish(&w, out, len);
+	if (st != AF_OK)
+		return af_error_set(err, st, AF_NO_OFFSET,
+				    st == AF_E_LIMIT ? "Zarr metadata nested too deeply" :
+						       "out of memory writing Zarr metadata");
+	return AF_OK;
+}
