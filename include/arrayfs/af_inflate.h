@@ -11,6 +11,19 @@
  * continue without restarting, and a small cache holds recently inflated
  * blocks.
  *
+ * Two engines inflate: ISA-L (igzip, about 2x zlib on numpy members) when
+ * the library is built with it (meson -Disal=auto|enabled), else zlib.
+ * They give the same bytes and, for bad streams, the same errors: ISA-L
+ * reports none itself; where it fails, or cannot find a block boundary for
+ * an access point within AF_INFLATE_SEEK_LIMIT compressed bytes, zlib
+ * replays that stretch from the nearest point and inflates the rest of the
+ * stream, and its verdict stands. One exception: ISA-L accepts an
+ * incomplete Huffman code (RFC 1951 does not forbid one) that zlib refuses
+ * as "invalid ... set"; from such a block on, ISA-L gives the bytes the
+ * codes define where zlib gives AF_E_CORRUPT (a whole pass still checks
+ * them against the CRC-32). Access points are block boundaries either
+ * engine resumes from (bit offset + window), whichever recorded them.
+ *
  * The points' windows are held to a budget of 1/52 (1.92 %) of the output
  * reached so far, for any data: a window is kept as it is if it fits, else
  * deflated (level 1, ~0.4 ms, only when needed, so a sequential pass pays
@@ -25,12 +38,13 @@
  * Memory per stream is bounded:
  *   points:  <= 1.92 % of the output already reached (windows as stored +
  *            records), plus the point array's slack,
- *   cursors: AF_INFLATE_CURSORS x (~7 KiB zlib state + 32 KiB window +
- *            128 KiB input buffer + one AF_INFLATE_BLOCK + 64 KiB to save
- *            or restore a window), allocated on use; while one deflates a
+ *   cursors: AF_INFLATE_CURSORS x (~85 KiB ISA-L state, or ~7 KiB zlib
+ *            state + 32 KiB window, or both once zlib took over + 128 KiB
+ *            input buffer + one AF_INFLATE_BLOCK + 64 KiB to save or
+ *            restore a window), allocated on use; while one deflates a
  *            window it holds a ~270 KiB deflate state for ~0.4 ms,
  *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
- * about 2.2 MiB in all with the defaults, besides the points.
+ * about 2.6 MiB in all with the defaults, besides the points.
  *
  * Invariants:
  *  - Output past uncomp_size is never produced: a stream that would inflate
@@ -47,6 +61,7 @@
 #ifndef ARRAYFS_AF_INFLATE_H
 #define ARRAYFS_AF_INFLATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,7 +78,23 @@ extern "C" {
 #define AF_INFLATE_BLOCK (64u << 10)
 #define AF_INFLATE_CACHE_BLOCKS 16u
 
+/* Compressed bytes ISA-L may look through for a block boundary to put an
+ * access point at before zlib takes the stream over. */
+#define AF_INFLATE_SEEK_LIMIT (512u << 10)
+
 typedef struct af_inflate af_inflate;
+
+typedef enum af_inflate_engine {
+	AF_INFLATE_AUTO = 0, /* ISA-L when the build has it, else zlib */
+	AF_INFLATE_ZLIB,
+	AF_INFLATE_ISAL,
+} af_inflate_engine;
+
+/** Whether this build can inflate with @p e (AUTO and ZLIB: always). */
+bool af_inflate_engine_available(af_inflate_engine e);
+
+/** "auto", "zlib" or "isa-l" (static string). */
+const char *af_inflate_engine_name(af_inflate_engine e);
 
 /**
  * Prepare random access to the raw deflate stream held in @p compressed
@@ -72,6 +103,22 @@ typedef struct af_inflate af_inflate;
  */
 af_status af_inflate_open(af_inflate **out, const af_source *compressed,
 			  uint64_t uncomp_size, uint32_t crc, af_error *err);
+
+/**
+ * af_inflate_open with the engine chosen: AF_INFLATE_AUTO is what
+ * af_inflate_open uses; AF_INFLATE_ZLIB or AF_INFLATE_ISAL force one (for
+ * tests and benchmarks). Returns AF_OK, AF_E_NOMEM, or AF_E_UNSUPPORTED
+ * when the build lacks ISA-L and it was asked for.
+ */
+af_status af_inflate_open_engine(af_inflate **out, const af_source *compressed,
+				 uint64_t uncomp_size, uint32_t crc,
+				 af_inflate_engine engine, af_error *err);
+
+/**
+ * The engine @p z restarts with now: ZLIB or ISAL (ISAL until ISA-L gives
+ * up on a stretch of this stream, then ZLIB for good).
+ */
+af_inflate_engine af_inflate_engine_used(af_inflate *z);
 
 /**
  * Copy up to @p len bytes of output at @p off into @p buf; *nread gets the

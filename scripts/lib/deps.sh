@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   gcc meson ninja-build pkg-config
-  libfuse3-dev fuse3 zlib1g-dev liblz4-dev check
+  libfuse3-dev fuse3 zlib1g-dev liblz4-dev libisal-dev check
   python3 python3-numpy
   attr man-db groff-base valgrind
   "$@"

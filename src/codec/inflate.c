@@ -25,12 +25,38 @@ void afz_mem_sub(af_inflate *z, size_t n)
 
 void af_inflate_default_opts(struct af_inflate_opts *o)
 {
+	o->engine = AF_INFLATE_AUTO;
 	o->span = AF_INFLATE_SPAN;
 	o->cursors = AF_INFLATE_CURSORS;
 	o->block = AF_INFLATE_BLOCK;
 	o->cache_blocks = AF_INFLATE_CACHE_BLOCKS;
 	o->inbuf = AFZ_INBUF;
 	o->index_div = AFZ_INDEX_DIV;
+	o->seek_chunk = AFZ_SEEK_CHUNK;
+	o->seek_limit = AF_INFLATE_SEEK_LIMIT;
+}
+
+bool af_inflate_engine_available(af_inflate_engine e)
+{
+#ifdef AF_HAVE_ISAL
+	return e == AF_INFLATE_AUTO || e == AF_INFLATE_ZLIB ||
+	       e == AF_INFLATE_ISAL;
+#else
+	return e == AF_INFLATE_AUTO || e == AF_INFLATE_ZLIB;
+#endif
+}
+
+const char *af_inflate_engine_name(af_inflate_engine e)
+{
+	switch (e) {
+	case AF_INFLATE_AUTO:
+		return "auto";
+	case AF_INFLATE_ZLIB:
+		return "zlib";
+	case AF_INFLATE_ISAL:
+		return "isa-l";
+	}
+	return "unknown";
 }
 
 /* zlib's inflate state and its lazily allocated window, with our headers */
@@ -38,9 +64,11 @@ void af_inflate_default_opts(struct af_inflate_opts *o)
 
 size_t af_inflate_fixed_memory(const struct af_inflate_opts *o)
 {
+	/* ISA-L's state or zlib's: the sum bounds either */
 	return sizeof(af_inflate) +
 	       o->cursors * (sizeof(struct afz_cursor) + AFZ_ZLIB_COST +
-			     o->inbuf + o->block + AFZ_SCRATCH) +
+			     afz_isal_state_size() + o->inbuf + o->block +
+			     AFZ_SCRATCH) +
 	       o->cache_blocks * (sizeof(struct afz_cache_ent) + o->block);
 }
 
@@ -52,6 +80,16 @@ af_status af_inflate_open(af_inflate **out, const af_source *compressed,
 	return af_inflate_open_opts(out, compressed, uncomp_size, crc, &o, err);
 }
 
+af_status af_inflate_open_engine(af_inflate **out, const af_source *compressed,
+				 uint64_t uncomp_size, uint32_t crc,
+				 af_inflate_engine engine, af_error *err)
+{
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	o.engine = engine;
+	return af_inflate_open_opts(out, compressed, uncomp_size, crc, &o, err);
+}
+
 af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 			       uint64_t uncomp_size, uint32_t crc,
 			       const struct af_inflate_opts *o, af_error *err)
@@ -60,9 +98,13 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 	if (!compressed || !compressed->pread || o->span == 0 ||
 	    o->cursors == 0 || o->cursors > 64 || o->block == 0 ||
 	    o->block > (1u << 30) || o->cache_blocks > 4096 || o->inbuf == 0 ||
-	    o->inbuf > (1u << 30))
+	    o->inbuf > (1u << 30) || (unsigned)o->engine > AF_INFLATE_ISAL)
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 				    "invalid inflate source or options");
+	if (!af_inflate_engine_available(o->engine))
+		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
+				    "this build inflates without %s",
+				    af_inflate_engine_name(o->engine));
 	af_inflate *z = calloc(1, sizeof(*z));
 	if (!z)
 		goto nomem;
@@ -70,6 +112,15 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 	z->size = uncomp_size;
 	z->crc = crc;
 	z->o = *o;
+	if (!z->o.seek_chunk)
+		z->o.seek_chunk = AFZ_SEEK_CHUNK;
+	if (!z->o.seek_limit)
+		z->o.seek_limit = AF_INFLATE_SEEK_LIMIT;
+	z->engine = o->engine;
+	if (z->engine == AF_INFLATE_AUTO)
+		z->engine = af_inflate_engine_available(AF_INFLATE_ISAL)
+				    ? AF_INFLATE_ISAL
+				    : AF_INFLATE_ZLIB;
 	z->mem = sizeof(*z);
 	z->cursors = calloc(o->cursors, sizeof(*z->cursors));
 	if (!z->cursors)
@@ -123,8 +174,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return af_add(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* The last access point at or before off, or NULL. Lock held. */
-static const struct afz_point *nearest_point(const af_inflate *z, uint64_t off)
+const struct afz_point *afz_nearest_point(const af_inflate *z, uint64_t off)
 {
 	size_t lo = 0, hi = z->npoints;
 	while (lo < hi) {
@@ -140,6 +190,7 @@ static const struct afz_point *nearest_point(const af_inflate *z, uint64_t off)
 struct afz_claim {
 	struct afz_cursor *c;
 	bool restart;
+	af_inflate_engine engine;
 	bool at_point;
 	struct afz_point pt; /* copied: the array may move once unlocked */
 	uint64_t next_mark;
@@ -157,7 +208,7 @@ struct afz_claim {
 static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 		 struct afz_claim *cl)
 {
-	const struct afz_point *pt = nearest_point(z, off);
+	const struct afz_point *pt = afz_nearest_point(z, off);
 	uint64_t pt_out = pt ? pt->out : 0;
 	struct afz_cursor *best = NULL, *victim = NULL;
 	bool wait = false;
@@ -203,6 +254,7 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 	uint64_t last = z->npoints ? z->points[z->npoints - 1].out : 0;
 	cl->next_mark = sat_add(last, z->o.span);
 	cl->from_start = !z->crc_ok;
+	cl->engine = z->isal_refused ? AF_INFLATE_ZLIB : z->engine;
 	/* the cursor stops at the end of the cache block holding end - 1 */
 	uint64_t bstart = (end - 1) - (end - 1) % z->o.block;
 	c->busy_end = z->size - bstart < z->o.block ? z->size
@@ -267,7 +319,8 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
 		pthread_mutex_unlock(&z->lock);
 		if (cl.restart)
 			st = afz_cursor_start(z, cl.c, cl.at_point ? &cl.pt : NULL,
-					      cl.next_mark, cl.from_start, &e);
+					      cl.engine, cl.next_mark,
+					      cl.from_start, &e);
 		else
 			cl.c->next_mark = cl.next_mark < cl.c->next_mark
 						  ? cl.c->next_mark
@@ -294,6 +347,14 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
 size_t af_inflate_memory(const af_inflate *z)
 {
 	return __atomic_load_n(&z->mem, __ATOMIC_RELAXED);
+}
+
+af_inflate_engine af_inflate_engine_used(af_inflate *z)
+{
+	pthread_mutex_lock(&z->lock);
+	af_inflate_engine e = z->isal_refused ? AF_INFLATE_ZLIB : z->engine;
+	pthread_mutex_unlock(&z->lock);
+	return e;
 }
 
 size_t af_inflate_points(const af_inflate *z)

@@ -1,80 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One inflate cursor of an af_inflate: a raw-deflate z_stream at some
- * output offset, restarted from an access point or the stream start, that
- * inflates forward, records access points past the furthest one (keeping
- * each window as it is or deflated, within the index budget) and checks
- * the stream end (and the CRC-32 after a pass from 0). Every function here
- * runs in the thread that owns the cursor, without z->lock, except where it
- * takes the lock to append a point.
+ * One inflate cursor of an af_inflate, whichever engine inflates for it:
+ * restarting at an access point or the stream start, serving a read range
+ * block by block (publishing whole blocks to the cache), recording access
+ * points where an engine reports a block boundary (keeping each window as
+ * it is or deflated, within the index budget), the errors both engines
+ * word alike, and zlib taking over a stretch ISA-L gave up on. Every
+ * function here runs in the thread that owns the cursor, without z->lock,
+ * except where it takes the lock to look at or append points.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inflate_i.h"
 
-/* One inflate call never gets more output room than this (uInt). */
-#define AFZ_MAX_CALL (1u << 30)
-
 static unsigned long long ull(uint64_t v)
 {
 	return (unsigned long long)v;
 }
 
-/* zlib allocations, counted in z->mem; the size lives in a header. */
-#define AFZ_ZHDR 16u
-
-static voidpf afz_zalloc(voidpf opaque, uInt items, uInt size)
-{
-	size_t n;
-	if (__builtin_mul_overflow((size_t)items, (size_t)size, &n) ||
-	    n > SIZE_MAX - AFZ_ZHDR)
-		return Z_NULL;
-	unsigned char *p = malloc(n + AFZ_ZHDR);
-	if (!p)
-		return Z_NULL;
-	memcpy(p, &n, sizeof(n));
-	afz_mem_add(opaque, n + AFZ_ZHDR);
-	return p + AFZ_ZHDR;
-}
-
-static void afz_zfree(voidpf opaque, voidpf ptr)
-{
-	unsigned char *p = (unsigned char *)ptr - AFZ_ZHDR;
-	size_t n;
-	memcpy(&n, p, sizeof(n));
-	afz_mem_sub(opaque, n + AFZ_ZHDR);
-	free(p);
-}
-
-static af_status nomem(af_error *err, const char *what)
+af_status afz_nomem(af_error *err, const char *what)
 {
 	return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 			    "out of memory allocating the inflate %s", what);
 }
 
-static af_status ensure_buf(af_inflate *z, unsigned char **buf, size_t len,
-			    af_error *err)
+af_status afz_ensure_buf(af_inflate *z, unsigned char **buf, size_t len,
+			 af_error *err)
 {
 	if (*buf)
 		return AF_OK;
 	*buf = malloc(len);
 	if (!*buf)
-		return nomem(err, "buffers");
+		return afz_nomem(err, "buffers");
 	afz_mem_add(z, len);
 	return AF_OK;
 }
 
-/* Compressed offset of the next byte inflate will take. */
-static uint64_t in_pos(const struct afz_cursor *c)
-{
-	return c->in - c->zs.avail_in;
-}
-
-static af_status truncated(af_inflate *z, struct afz_cursor *c, af_error *err)
+af_status afz_truncated(af_inflate *z, struct afz_cursor *c, af_error *err)
 {
 	return af_error_set(err, AF_E_TRUNCATED, c->in,
 			    "deflate data ends at compressed byte %llu, after "
@@ -82,11 +47,27 @@ static af_status truncated(af_inflate *z, struct afz_cursor *c, af_error *err)
 			    ull(z->size));
 }
 
-/*
- * Read more compressed input. At the source's end set c->eof instead of
- * failing: inflate may still hold enough bits to finish.
- */
-static af_status refill(af_inflate *z, struct afz_cursor *c, af_error *err)
+af_status afz_too_long(af_inflate *z, struct afz_cursor *c, uint64_t in,
+		       af_error *err)
+{
+	c->fatal = true;
+	return af_error_set(err, AF_E_CORRUPT, in,
+			    "deflate stream inflates to more than the declared "
+			    "%llu bytes (compressed byte %llu)", ull(z->size),
+			    ull(in));
+}
+
+af_status afz_too_short(af_inflate *z, struct afz_cursor *c, uint64_t in,
+			af_error *err)
+{
+	c->fatal = true;
+	return af_error_set(err, AF_E_CORRUPT, in,
+			    "deflate stream ends after %llu output bytes, %llu "
+			    "declared (compressed byte %llu)", ull(c->out),
+			    ull(z->size), ull(in));
+}
+
+af_status afz_refill(af_inflate *z, struct afz_cursor *c, af_error *err)
 {
 	ssize_t n = z->src->pread(z->src, c->inbuf, z->o.inbuf, c->in);
 	if (n < 0) {
@@ -102,74 +83,78 @@ static af_status refill(af_inflate *z, struct afz_cursor *c, af_error *err)
 				    "source returned more bytes than asked at "
 				    "compressed byte %llu", ull(c->in));
 	c->eof = n == 0;
-	c->zs.next_in = c->inbuf;
-	c->zs.avail_in = (uInt)n;
+	c->next_in = c->inbuf;
+	c->avail_in = (size_t)n;
 	c->in += (uint64_t)n;
 	return AF_OK;
 }
 
-/*
- * Inflate the deflated window of @p p into c->scratch with the cursor's own
- * stream (just reset; the caller resets it again). Memory this module wrote
- * itself, so a failure here is a bug or a bit flip in RAM, not the file.
- */
-static af_status unzip_window(struct afz_cursor *c, const struct afz_point *p,
-			      af_error *err)
+af_status afz_ended(af_inflate *z, struct afz_cursor *c, af_error *err)
 {
-	c->zs.next_in = p->window;
-	c->zs.avail_in = p->zlen;
-	c->zs.next_out = c->scratch;
-	c->zs.avail_out = p->wlen;
-	int ret = inflate(&c->zs, Z_FINISH);
-	bool ok = ret == Z_STREAM_END && c->zs.avail_out == 0;
-	inflateReset(&c->zs);
-	if (ret == Z_MEM_ERROR)
-		return nomem(err, "state");
-	if (!ok)
-		return af_error_set(err, AF_E_CORRUPT, p->in,
-				    "the saved window of the access point at "
-				    "output byte %llu does not inflate back",
-				    ull(p->out));
+	c->ended = true;
+	if (!c->from_start)
+		return AF_OK;
+	if (c->crc != z->crc) {
+		c->fatal = true;
+		return af_error_set(err, AF_E_CORRUPT, AF_NO_OFFSET,
+				    "CRC-32 of the %llu output bytes is "
+				    "%08x, expected %08x", ull(z->size),
+				    (unsigned)c->crc, (unsigned)z->crc);
+	}
+	c->crc_checked = true;
 	return AF_OK;
 }
 
-af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
-			   const struct afz_point *p, uint64_t next_mark,
-			   bool from_start, af_error *err)
+static const struct afz_engine *engine_of(af_inflate_engine e)
 {
-	af_status st = ensure_buf(z, &c->inbuf, z->o.inbuf, err);
+#ifdef AF_HAVE_ISAL
+	if (e == AF_INFLATE_ISAL)
+		return &afz_engine_isal;
+#endif
+	(void)e;
+	return &afz_engine_zlib;
+}
+
+af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
+			   const struct afz_point *p, af_inflate_engine engine,
+			   uint64_t next_mark, bool from_start, af_error *err)
+{
+	af_status st = afz_ensure_buf(z, &c->inbuf, z->o.inbuf, err);
 	if (st)
 		return st;
-	int ret;
-	if (!c->inited) {
-		memset(&c->zs, 0, sizeof(c->zs));
-		c->zs.zalloc = afz_zalloc;
-		c->zs.zfree = afz_zfree;
-		c->zs.opaque = z;
-		ret = inflateInit2(&c->zs, -15);
-		if (ret != Z_OK)
-			return nomem(err, "state");
-		c->inited = true;
-	} else {
-		inflateReset(&c->zs);
-	}
+	const struct afz_engine *eng = engine_of(engine);
+	if (c->eng && c->eng != eng)
+		c->eng->release(z, c);
+	c->eng = eng;
+	st = eng->reset(z, c, err);
+	if (st)
+		return st;
 	const unsigned char *dict = p ? p->window : NULL;
 	if (p && p->zlen) {
-		st = ensure_buf(z, &c->scratch, AFZ_SCRATCH, err);
+		/* memory this module wrote itself: a failure is a bug or a bit
+		 * flip in RAM, not the file */
+		st = afz_ensure_buf(z, &c->scratch, AFZ_SCRATCH, err);
 		if (!st)
-			st = unzip_window(c, p, err);
+			st = eng->unzip_window(z, c, p);
+		if (st == AF_E_NOMEM)
+			return afz_nomem(err, "state");
 		if (st)
-			return st;
+			return af_error_set(err, AF_E_CORRUPT, p->in,
+					    "the saved window of the access "
+					    "point at output byte %llu does "
+					    "not inflate back", ull(p->out));
 		dict = c->scratch;
 	}
-	c->zs.next_in = c->inbuf;
-	c->zs.avail_in = 0;
+	c->next_in = c->inbuf;
+	c->avail_in = 0;
 	c->next_mark = next_mark;
 	c->ended = false;
 	c->eof = false;
 	c->crc_checked = false;
 	c->fatal = false;
-	c->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	c->refused = false;
+	c->seek_fed = 0;
+	c->crc = 0;
 	if (!p) {
 		c->in = 0;
 		c->out = 0;
@@ -179,24 +164,19 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	c->from_start = false;
 	c->out = p->out;
 	c->in = p->in - (p->bits ? 1 : 0);
+	unsigned value = 0;
 	if (p->bits) {
 		/* the point starts inside this byte: hand its top bits over */
-		st = refill(z, c, err);
+		st = afz_refill(z, c, err);
 		if (st)
 			return st;
 		if (c->eof)
-			return truncated(z, c, err);
-		int byte = c->zs.next_in[0];
-		c->zs.next_in++;
-		c->zs.avail_in--;
-		ret = inflatePrime(&c->zs, (int)p->bits, byte >> (8 - p->bits));
-		if (ret != Z_OK)
-			return af_error_set(err, AF_E_CORRUPT, p->in,
-					    "cannot resume inflating at "
-					    "compressed byte %llu", ull(p->in));
+			return afz_truncated(z, c, err);
+		value = c->next_in[0] >> (8 - p->bits);
+		c->next_in++;
+		c->avail_in--;
 	}
-	ret = inflateSetDictionary(&c->zs, dict, p->wlen);
-	if (ret != Z_OK)
+	if (!eng->resume(c, p->bits, value, dict, p->wlen))
 		return af_error_set(err, AF_E_CORRUPT, p->in,
 				    "cannot resume inflating at compressed "
 				    "byte %llu", ull(p->in));
@@ -234,13 +214,17 @@ static uint64_t raw_fits_at(const af_inflate *z)
 }
 
 /*
- * Raw-deflate the wlen window bytes in c->scratch at level 1 into at most
+ * Raw-deflate the @p wlen window bytes at @p win at level 1 into at most
  * @p room bytes (< wlen) at c->scratch + AF_INFLATE_WINDOW; their count, or
  * 0 if they do not fit (or no memory for the deflate state).
  */
-static unsigned zip_window(af_inflate *z, struct afz_cursor *c, unsigned wlen,
-			   size_t room)
+static unsigned zip_window(af_inflate *z, struct afz_cursor *c,
+			   const unsigned char *win, unsigned wlen, size_t room)
 {
+#ifdef AF_HAVE_ISAL
+	return afz_isal_deflate(z, win, wlen, c->scratch + AF_INFLATE_WINDOW,
+				room);
+#else
 	z_stream ds;
 	memset(&ds, 0, sizeof(ds));
 	ds.zalloc = afz_zalloc;
@@ -249,7 +233,7 @@ static unsigned zip_window(af_inflate *z, struct afz_cursor *c, unsigned wlen,
 	if (deflateInit2(&ds, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK)
 		return 0;
-	ds.next_in = c->scratch;
+	ds.next_in = (unsigned char *)win;
 	ds.avail_in = wlen;
 	ds.next_out = c->scratch + AF_INFLATE_WINDOW;
 	ds.avail_out = (uInt)room;
@@ -257,31 +241,28 @@ static unsigned zip_window(af_inflate *z, struct afz_cursor *c, unsigned wlen,
 	unsigned n = (unsigned)(room - ds.avail_out);
 	deflateEnd(&ds);
 	return ret == Z_STREAM_END ? n : 0;
+#endif
 }
 
 /*
- * Copy the window of the point at c->out into a new exact-size buffer: as it
- * is if that fits @p budget, else deflated if that fits and is smaller.
- * NULL if neither fits or memory runs out.
+ * Copy the window of @p b into a new exact-size buffer: as it is if that
+ * fits @p budget, else deflated if that fits and is smaller. NULL if
+ * neither fits or memory runs out.
  */
 static unsigned char *save_window(af_inflate *z, struct afz_cursor *c,
-				  size_t budget, unsigned *wlen, unsigned *zlen)
+				  const struct afz_boundary *b, size_t budget,
+				  unsigned *zlen)
 {
-	if (ensure_buf(z, &c->scratch, AFZ_SCRATCH, NULL))
-		return NULL;
-	uInt n = AF_INFLATE_WINDOW;
-	if (inflateGetDictionary(&c->zs, c->scratch, &n) != Z_OK)
-		return NULL;
-	*wlen = n;
 	*zlen = 0;
-	const unsigned char *from = c->scratch;
-	size_t len = n;
-	if (n > budget) {
+	const unsigned char *from = b->window;
+	size_t len = b->wlen;
+	if (b->wlen > budget) {
 		/* deflate keeps a block header even for one byte: a window
 		 * that short never gets here with a positive budget */
-		*zlen = budget ? zip_window(z, c, n, budget < n - 1 ? budget
-								    : n - 1)
-			       : 0;
+		if (!budget || afz_ensure_buf(z, &c->scratch, AFZ_SCRATCH, NULL))
+			return NULL;
+		*zlen = zip_window(z, c, b->window, b->wlen,
+				   budget < b->wlen - 1 ? budget : b->wlen - 1);
 		if (!*zlen)
 			return NULL;
 		from = c->scratch + AF_INFLATE_WINDOW;
@@ -293,27 +274,27 @@ static unsigned char *save_window(af_inflate *z, struct afz_cursor *c,
 	return win;
 }
 
-/* Called at a block boundary at or past c->next_mark. */
-static void record_point(af_inflate *z, struct afz_cursor *c)
+void afz_record_point(af_inflate *z, struct afz_cursor *c,
+		      const struct afz_boundary *b)
 {
 	pthread_mutex_lock(&z->lock);
 	uint64_t due = point_due(z);
-	size_t budget = budget_left(z, c->out);
+	size_t budget = budget_left(z, b->out);
 	pthread_mutex_unlock(&z->lock);
-	if (c->out < due) {
+	if (b->out < due) {
 		/* another cursor recorded past us meanwhile: wait for the
 		 * span after its last point */
 		c->next_mark = due;
 		return;
 	}
-	unsigned wlen = 0, zlen = 0;
-	unsigned char *win = save_window(z, c, budget, &wlen, &zlen);
-	size_t stored = zlen ? zlen : wlen;
+	unsigned zlen = 0;
+	unsigned char *win = save_window(z, c, b, budget, &zlen);
+	size_t stored = zlen ? zlen : b->wlen;
 
 	pthread_mutex_lock(&z->lock);
 	due = point_due(z);
 	bool recorded = false;
-	if (win && c->out >= due && stored <= budget_left(z, c->out)) {
+	if (win && b->out >= due && stored <= budget_left(z, b->out)) {
 		if (z->npoints == z->cap) {
 			size_t cap = z->cap ? z->cap * 2 : 16;
 			struct afz_point *np =
@@ -326,10 +307,10 @@ static void record_point(af_inflate *z, struct afz_cursor *c)
 		}
 		if (z->npoints < z->cap) {
 			struct afz_point *pt = &z->points[z->npoints++];
-			pt->in = in_pos(c);
-			pt->out = c->out;
-			pt->bits = (unsigned)c->zs.data_type & 7u;
-			pt->wlen = wlen;
+			pt->in = b->in;
+			pt->out = b->out;
+			pt->bits = b->bits;
+			pt->wlen = b->wlen;
 			pt->zlen = zlen;
 			pt->window = win;
 			afz_mem_add(z, stored);
@@ -338,14 +319,14 @@ static void record_point(af_inflate *z, struct afz_cursor *c)
 			recorded = true;
 		}
 	}
-	if (c->out >= due) {
+	if (b->out >= due) {
 		/* recorded or out of memory: skip a span rather than retry at
 		 * every block; over the budget: retry as soon as a window
 		 * that does not deflate would fit, if that is sooner */
 		uint64_t fits = z->o.index_div ? raw_fits_at(z) : 0;
-		if (af_add(c->out, z->o.span, &due))
+		if (af_add(b->out, z->o.span, &due))
 			due = UINT64_MAX;
-		if (!recorded && fits > c->out && fits < due)
+		if (!recorded && fits > b->out && fits < due)
 			due = fits;
 	}
 	c->next_mark = due;
@@ -353,123 +334,67 @@ static void record_point(af_inflate *z, struct afz_cursor *c)
 	free(win);
 }
 
-static af_status corrupt(af_inflate *z, struct afz_cursor *c, af_error *err,
-			 const char *why)
+/*
+ * ISA-L gave up at c->out: zlib restarts at the nearest point before it,
+ * inflates up to it again without recording or checksumming, and the
+ * cursor goes on from there with zlib. The stream stays with zlib, so its
+ * verdict on whatever ISA-L stumbled over is the one every read sees.
+ */
+static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 {
-	return af_error_set(err, AF_E_CORRUPT, in_pos(c),
-			    "invalid deflate data near compressed byte %llu "
-			    "(output byte %llu of %llu): %s",
-			    ull(in_pos(c)), ull(c->out), ull(z->size),
-			    why ? why : "inflate failed");
-}
+	uint64_t at = c->out, mark = c->next_mark;
+	bool from_start = c->from_start;
+	uint32_t crc = c->crc;
+	struct afz_point pt;
+	bool at_point;
 
-/* Having produced all z->size bytes, insist the stream ends right here. */
-static af_status check_end(af_inflate *z, struct afz_cursor *c, int ret,
-			   af_error *err)
-{
-	unsigned char extra;
-	while (ret != Z_STREAM_END) {
-		if (c->zs.avail_in == 0 && !c->eof) {
-			af_status st = refill(z, c, err);
-			if (st)
-				return st;
-		}
-		c->zs.next_out = &extra;
-		c->zs.avail_out = 1;
-		ret = inflate(&c->zs, Z_NO_FLUSH);
-		if (c->zs.avail_out == 0) {
-			c->fatal = true;
-			return af_error_set(err, AF_E_CORRUPT, in_pos(c),
-					    "deflate stream inflates to more "
-					    "than the declared %llu bytes "
-					    "(compressed byte %llu)",
-					    ull(z->size), ull(in_pos(c)));
-		}
-		if (ret == Z_MEM_ERROR)
-			return nomem(err, "state");
-		if (ret == Z_DATA_ERROR || ret == Z_STREAM_ERROR ||
-		    ret == Z_NEED_DICT)
-			return corrupt(z, c, err, c->zs.msg);
-		if (ret == Z_BUF_ERROR && c->zs.avail_in == 0 && c->eof)
-			return truncated(z, c, err);
-		if (ret == Z_BUF_ERROR && c->zs.avail_in > 0)
-			return corrupt(z, c, err, "inflate made no progress");
+	pthread_mutex_lock(&z->lock);
+	z->isal_refused = true;
+	const struct afz_point *p = afz_nearest_point(z, at);
+	at_point = p != NULL;
+	if (p)
+		pt = *p;
+	pthread_mutex_unlock(&z->lock);
+
+	af_status st = afz_cursor_start(z, c, at_point ? &pt : NULL,
+					AF_INFLATE_ZLIB, UINT64_MAX, false,
+					err);
+	if (!st)
+		st = afz_ensure_buf(z, &c->scratch, AFZ_SCRATCH, err);
+	while (!st && c->out < at) {
+		uint64_t n = at - c->out;
+		st = afz_engine_zlib.produce(z, c, c->scratch,
+					     n < AFZ_SCRATCH ? n : AFZ_SCRATCH,
+					     err);
 	}
-	c->ended = true;
-	if (!c->from_start)
-		return AF_OK;
-	if (c->crc != z->crc) {
-		c->fatal = true;
-		return af_error_set(err, AF_E_CORRUPT, AF_NO_OFFSET,
-				    "CRC-32 of the %llu output bytes is "
-				    "%08x, expected %08x", ull(z->size),
-				    (unsigned)c->crc, (unsigned)z->crc);
-	}
-	c->crc_checked = true;
-	return AF_OK;
+	c->from_start = from_start;
+	c->crc = crc;
+	c->next_mark = mark;
+	if (!st && c->ended)
+		st = afz_ended(z, c, err);
+	return st;
 }
 
 /* Inflate exactly n more bytes (c->out + n <= z->size) into dst. */
 static af_status produce(af_inflate *z, struct afz_cursor *c,
 			 unsigned char *dst, uint64_t n, af_error *err)
 {
-	int ret = Z_OK;
-	while (n > 0) {
-		if (c->zs.avail_in == 0 && !c->eof) {
-			af_status st = refill(z, c, err);
-			if (st)
-				return st;
-		}
-		uint64_t room = n < AFZ_MAX_CALL ? n : AFZ_MAX_CALL;
-		int flush = Z_NO_FLUSH;
-		if (c->out >= c->next_mark)
-			flush = Z_BLOCK;
-		else if (room > c->next_mark - c->out)
-			room = c->next_mark - c->out;
-		c->zs.next_out = dst;
-		c->zs.avail_out = (uInt)room;
-		ret = inflate(&c->zs, flush);
-		uint64_t got = room - c->zs.avail_out;
-		if (got && c->from_start)
-			c->crc = (uint32_t)crc32_z(c->crc, dst, (z_size_t)got);
-		dst += got;
-		n -= got;
-		c->out += got;
-		if (ret == Z_STREAM_END && n > 0) {
-			c->fatal = true;
-			return af_error_set(err, AF_E_CORRUPT, in_pos(c),
-					    "deflate stream ends after %llu "
-					    "output bytes, %llu declared "
-					    "(compressed byte %llu)",
-					    ull(c->out), ull(z->size),
-					    ull(in_pos(c)));
-		}
-		if (ret == Z_MEM_ERROR)
-			return nomem(err, "state");
-		if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR)
-			return corrupt(z, c, err, c->zs.msg);
-		/* data_type bit 7: stopped at a block boundary; bit 6: the
-		 * last block is done, so no point is needed any more */
-		bool boundary = flush == Z_BLOCK && (c->zs.data_type & 128);
-		if (boundary && !(c->zs.data_type & 64))
-			record_point(z, c);
-		else if (boundary)
-			c->next_mark = UINT64_MAX;
-		else if (ret == Z_BUF_ERROR && c->zs.avail_in == 0 && c->eof)
-			return truncated(z, c, err);
-		else if (ret == Z_BUF_ERROR && c->zs.avail_in > 0)
-			return corrupt(z, c, err, "inflate made no progress");
-	}
-	if (c->out == z->size && !c->ended)
-		return check_end(z, c, ret, err);
-	return AF_OK;
+	uint64_t end = c->out + n;
+	af_status st = c->eng->produce(z, c, dst, n, err);
+	if (!c->refused)
+		return st;
+	st = take_over(z, c, err);
+	if (st)
+		return st;
+	return afz_engine_zlib.produce(z, c, dst + (n - (end - c->out)),
+				       end - c->out, err);
 }
 
 static af_status publish_copy(af_inflate *z, struct afz_cursor *c,
 			      const unsigned char *src, uint64_t at,
 			      size_t len, af_error *err)
 {
-	af_status st = ensure_buf(z, &c->blockbuf, z->o.block, err);
+	af_status st = afz_ensure_buf(z, &c->blockbuf, z->o.block, err);
 	if (st)
 		return st;
 	memcpy(c->blockbuf, src, len);
@@ -516,7 +441,7 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			}
 			continue;
 		}
-		st = ensure_buf(z, &c->blockbuf, bs, err);
+		st = afz_ensure_buf(z, &c->blockbuf, bs, err);
 		if (st)
 			break;
 		uint64_t seg = c->out;
@@ -538,9 +463,9 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 
 void afz_cursor_free(af_inflate *z, struct afz_cursor *c)
 {
-	if (c->inited)
-		inflateEnd(&c->zs);
-	c->inited = false;
+	if (c->eng)
+		c->eng->release(z, c);
+	c->eng = NULL;
 	if (c->inbuf) {
 		free(c->inbuf);
 		afz_mem_sub(z, z->o.inbuf);

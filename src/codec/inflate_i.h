@@ -2,7 +2,8 @@
 /**
  * @file inflate_i.h
  * Private to the inflate module (inflate.c, inflate_cursor.c,
- * inflate_cache.c): tuning options that tests shrink, and the shared state.
+ * inflate_zlib.c, inflate_isal.c, inflate_cache.c): tuning options that
+ * tests shrink, the shared state, and the two engines a cursor inflates with.
  *
  * Locking: z->lock guards the point list, the cache, the cursor table
  * fields marked "lock" and the sticky error. A cursor with busy set belongs
@@ -23,6 +24,7 @@
 #include "bytes_i.h"
 
 struct af_inflate_opts {
+	af_inflate_engine engine; /* AUTO: ISA-L when built with it */
 	uint64_t span;         /* output bytes between access points, >= 1 */
 	unsigned cursors;      /* live inflate streams, >= 1 */
 	size_t block;          /* cache block size, >= 1 */
@@ -30,12 +32,19 @@ struct af_inflate_opts {
 	size_t inbuf;          /* compressed bytes asked per pread, >= 1 */
 	unsigned index_div;    /* index bytes <= output reached / index_div,
 				* 0: no limit (a point every span) */
+	size_t seek_chunk;     /* ISA-L: compressed bytes per call while it
+				* looks for a block boundary (0: default) */
+	uint64_t seek_limit;   /* ISA-L: compressed bytes it may look through
+				* for one before zlib takes over (0: default) */
 };
 
 /** Fill @p o with the public defaults (AF_INFLATE_* constants). */
 void af_inflate_default_opts(struct af_inflate_opts *o);
 
-/** af_inflate_open with explicit tuning; AF_E_INVAL if @p o is out of range. */
+/**
+ * af_inflate_open with explicit tuning; AF_E_INVAL if @p o is out of range,
+ * AF_E_UNSUPPORTED if it asks for an engine this build lacks.
+ */
 af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 			       uint64_t uncomp_size, uint32_t crc,
 			       const struct af_inflate_opts *o, af_error *err);
@@ -62,6 +71,14 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
 /* Default index budget: 1/52 of the output = 1.92 %. */
 #define AFZ_INDEX_DIV 52u
 
+/* ISA-L cannot be told to stop at a block boundary; it stops where its
+ * input ends, and when that is inside a block header it says so. So past a
+ * due point a cursor hands it this few compressed bytes per call: headers
+ * of dynamic blocks are longer, so most boundaries are caught (measured on
+ * numpy members: the first one after the mark, for ~4 % of the time of a
+ * pass). */
+#define AFZ_SEEK_CHUNK 32u
+
 struct afz_point {
 	uint64_t in;           /* compressed offset of the first byte not used up */
 	uint64_t out;          /* output offset */
@@ -73,6 +90,9 @@ struct afz_point {
 	unsigned char *window; /* the wlen output bytes before out */
 };
 
+struct afz_engine;
+struct inflate_state;
+
 struct afz_cursor {
 	/* lock */
 	bool busy;          /* claimed by a reader */
@@ -82,8 +102,12 @@ struct afz_cursor {
 	uint64_t busy_end;  /* while busy: where it will stop */
 	uint64_t used;      /* LRU tick */
 	/* owner */
+	const struct afz_engine *eng; /* what inflates now; NULL before use */
 	z_stream zs;
 	bool inited;        /* inflateInit2 done */
+	struct inflate_state *isal; /* ISA-L's state, allocated on first use */
+	bool refused;       /* ISA-L gave up on the last call: zlib takes over */
+	uint64_t seek_fed;  /* compressed bytes handed while seeking a boundary */
 	bool from_start;    /* produced every byte since 0: crc is running */
 	bool ended;         /* reached the end and saw the stream end there */
 	bool crc_checked;   /* ended with a matching CRC-32 */
@@ -91,6 +115,8 @@ struct afz_cursor {
 	bool eof;           /* the compressed source has no more bytes */
 	uint64_t out;       /* output bytes produced */
 	uint64_t in;        /* compressed offset just past inbuf's contents */
+	const unsigned char *next_in; /* inbuf bytes the engine has not taken */
+	size_t avail_in;
 	uint64_t next_mark; /* record a point at the first boundary past this */
 	uint32_t crc;
 	unsigned char *inbuf;
@@ -120,6 +146,8 @@ struct af_inflate {
 	struct afz_cache_ent *cache;
 	uint64_t tick;
 	bool crc_ok;           /* one pass from 0 saw the end with a good CRC */
+	af_inflate_engine engine; /* ZLIB or ISAL: what restarts use */
+	bool isal_refused;     /* ISA-L gave up on this stream: zlib from now */
 	af_status sticky;      /* AF_OK, or the error every read now returns */
 	af_error sticky_err;
 	size_t mem;            /* bytes held; atomic (zlib allocates unlocked) */
@@ -128,15 +156,19 @@ struct af_inflate {
 void afz_mem_add(af_inflate *z, size_t n);
 void afz_mem_sub(af_inflate *z, size_t n);
 
+/** The last access point at or before @p off, or NULL. Lock held. */
+const struct afz_point *afz_nearest_point(const af_inflate *z, uint64_t off);
+
 /* inflate_cursor.c: all run by the cursor's owner, without z->lock. */
 
 /**
- * Position @p c at @p p (NULL: the stream start). @p next_mark and
- * @p from_start are decided by the caller under the lock.
+ * Position @p c at @p p (NULL: the stream start) to inflate with @p engine
+ * (ZLIB or ISAL). @p next_mark and @p from_start are decided by the caller
+ * under the lock.
  */
 af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
-			   const struct afz_point *p, uint64_t next_mark,
-			   bool from_start, af_error *err);
+			   const struct afz_point *p, af_inflate_engine engine,
+			   uint64_t next_mark, bool from_start, af_error *err);
 
 /**
  * Advance @p c (at c->out <= off) to cover [off, end) and copy that range
@@ -148,6 +180,92 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			   af_error *err);
 
 void afz_cursor_free(af_inflate *z, struct afz_cursor *c);
+
+/*
+ * What each engine does for a cursor. Both produce the same bytes and, for
+ * bad streams, the same errors: ISA-L reports none of its own but sets
+ * c->refused, and the cursor replays the stretch with zlib, whose verdict
+ * stands.
+ */
+struct afz_engine {
+	af_inflate_engine id;
+	/* Make c's state ready to inflate from a block boundary. */
+	af_status (*reset)(af_inflate *z, struct afz_cursor *c, af_error *err);
+	/* Inflate the deflated window of @p p into c->scratch, leaving the
+	 * state reset: AF_OK, AF_E_NOMEM, or AF_E_CORRUPT (no message). */
+	af_status (*unzip_window)(af_inflate *z, struct afz_cursor *c,
+				  const struct afz_point *p);
+	/* Resume at a block boundary: the top @p bits bits of the byte before
+	 * c->next_in are @p value, and @p dict holds the @p dlen output bytes
+	 * before. False if the state will not take them. */
+	bool (*resume)(struct afz_cursor *c, unsigned bits, unsigned value,
+		       const unsigned char *dict, unsigned dlen);
+	/* Inflate exactly n more bytes (c->out + n <= z->size) into dst,
+	 * recording points past c->next_mark; at the declared end, insist the
+	 * stream ends and check the CRC-32 of a pass from 0. */
+	af_status (*produce)(af_inflate *z, struct afz_cursor *c,
+			     unsigned char *dst, uint64_t n, af_error *err);
+	/* Free c's engine state. */
+	void (*release)(af_inflate *z, struct afz_cursor *c);
+};
+
+extern const struct afz_engine afz_engine_zlib;
+#ifdef AF_HAVE_ISAL
+extern const struct afz_engine afz_engine_isal;
+#endif
+
+/* Shared by the engines (inflate_cursor.c). */
+
+/* A block boundary where another block follows: a place to restart. */
+struct afz_boundary {
+	uint64_t out;                /* output offset */
+	uint64_t in;                 /* first compressed byte not used up */
+	unsigned bits;               /* bits of byte in - 1 still unused */
+	const unsigned char *window; /* the wlen output bytes before out */
+	unsigned wlen;
+};
+
+/** Record a point at @p b (at or past c->next_mark) if the budget allows;
+ * moves c->next_mark on. */
+void afz_record_point(af_inflate *z, struct afz_cursor *c,
+		      const struct afz_boundary *b);
+
+/** Read more compressed input into c->next_in/avail_in; at the source's
+ * end set c->eof instead of failing. */
+af_status afz_refill(af_inflate *z, struct afz_cursor *c, af_error *err);
+
+/** The stream ended right at the declared size: check the CRC-32 of a pass
+ * from 0 (a mismatch condemns the member). */
+af_status afz_ended(af_inflate *z, struct afz_cursor *c, af_error *err);
+
+/* The errors every engine reports alike. */
+af_status afz_nomem(af_error *err, const char *what);
+af_status afz_truncated(af_inflate *z, struct afz_cursor *c, af_error *err);
+af_status afz_too_long(af_inflate *z, struct afz_cursor *c, uint64_t in,
+		       af_error *err);
+af_status afz_too_short(af_inflate *z, struct afz_cursor *c, uint64_t in,
+			af_error *err);
+
+af_status afz_ensure_buf(af_inflate *z, unsigned char **buf, size_t len,
+			 af_error *err);
+
+/* zlib allocations counted in z->mem (opaque: the af_inflate). */
+voidpf afz_zalloc(voidpf opaque, uInt items, uInt size);
+void afz_zfree(voidpf opaque, voidpf ptr);
+
+/** CRC-32 (zlib's) of @p len bytes after @p crc: ISA-L's when built with
+ * it (6x zlib's here), else zlib's. */
+uint32_t afz_crc32(uint32_t crc, const unsigned char *p, size_t len);
+
+#ifdef AF_HAVE_ISAL
+/** Raw-deflate @p len bytes at @p in with ISA-L (level 1) into at most
+ * @p room bytes at @p out: their count, or 0 if they do not fit. */
+unsigned afz_isal_deflate(af_inflate *z, const unsigned char *in,
+			  unsigned len, unsigned char *out, size_t room);
+#endif
+
+/** Bytes of an ISA-L state (0 without ISA-L), for the memory bound. */
+size_t afz_isal_state_size(void);
 
 /* inflate_cache.c: lookup needs z->lock held; publish takes it. */
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for src/codec/inflate*.c: random access into raw deflate streams. */
+/* Tests for src/codec/inflate*.c: random access into raw deflate streams.
+ * Every case runs once per engine this build has (zlib, ISA-L); the
+ * engines' agreement stream by stream is test_inflate_isal.c's. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -12,6 +15,20 @@
 
 #define MIB (1u << 20)
 #define KIB (1u << 10)
+
+/* The engine the running case inflates with: set by its TCase's fixture
+ * (Check runs each case in a process of its own). */
+static af_inflate_engine engine = AF_INFLATE_AUTO;
+
+static void use_zlib(void)
+{
+	engine = AF_INFLATE_ZLIB;
+}
+
+static void use_isal(void)
+{
+	engine = AF_INFLATE_ISAL;
+}
 
 static uint64_t rng(uint64_t *s)
 {
@@ -120,8 +137,13 @@ static af_inflate *open_mem(const struct stream *s, af_source *src,
 	af_inflate *z = NULL;
 	af_error err;
 	af_source_init_mem(src, s->comp, s->clen);
-	af_status st = o ? af_inflate_open_opts(&z, src, size, crc, o, &err)
-			 : af_inflate_open(&z, src, size, crc, &err);
+	struct af_inflate_opts with;
+	if (o)
+		with = *o;
+	else
+		af_inflate_default_opts(&with);
+	with.engine = engine;
+	af_status st = af_inflate_open_opts(&z, src, size, crc, &with, &err);
 	ck_assert_int_eq(st, AF_OK);
 	ck_assert_ptr_nonnull(z);
 	return z;
@@ -145,6 +167,15 @@ static void check_read(af_inflate *z, const struct stream *s, uint64_t off,
 		      "bytes differ in read %zu at %llu", len,
 		      (unsigned long long)off);
 	free(buf);
+}
+
+/* Close @p z of a case on a clean stream, which the engine under test
+ * inflated all along: ISA-L never handed it to zlib. */
+static void close_kept(af_inflate *z)
+{
+	ck_assert_str_eq(af_inflate_engine_name(af_inflate_engine_used(z)),
+			 af_inflate_engine_name(engine));
+	af_inflate_close(z);
 }
 
 static void random_reads(af_inflate *z, const struct stream *s, int count,
@@ -190,7 +221,7 @@ START_TEST(small_stream_reads_back)
 	check_read(z, &s, 999, 1);
 	check_read(z, &s, 500, 4096);
 	ck_assert_uint_eq(af_inflate_points(z), 0);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -203,7 +234,7 @@ START_TEST(empty_stream_reads_nothing)
 	af_inflate *z = open_mem(&s, &src, 0, s.crc, NULL);
 	check_read(z, &s, 0, 100);
 	check_read(z, &s, 7, 1);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -217,7 +248,7 @@ START_TEST(one_byte_stream)
 	check_read(z, &s, 0, 1);
 	check_read(z, &s, 0, 10);
 	check_read(z, &s, 1, 10);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -233,7 +264,7 @@ START_TEST(stored_blocks_random_reads)
 	/* stored blocks end every 64 KiB: a point every other one */
 	ck_assert_uint_ge(af_inflate_points(z), 10);
 	random_reads(z, &s, 200, 70000, 5);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -248,7 +279,7 @@ START_TEST(compressible_and_random_data)
 		af_inflate *z = open_mem(&s, &src, s.plen, s.crc, NULL);
 		sequential(z, &s, 128 * KIB);
 		random_reads(z, &s, 50, 200000, 6);
-		af_inflate_close(z);
+		close_kept(z);
 		free_stream(&s);
 	}
 }
@@ -270,7 +301,7 @@ START_TEST(multi_span_random_reads)
 	for (size_t i = 1; i < np; i++)
 		ck_assert_uint_gt(af_inflate_point_out(z, i),
 				  af_inflate_point_out(z, i - 1));
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -287,7 +318,7 @@ START_TEST(reverse_order_reads)
 		off -= len;
 		check_read(z, &s, off, len);
 	}
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -306,7 +337,7 @@ START_TEST(sequential_odd_sizes)
 		check_read(z, &s, off, len);
 		off += len;
 	}
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -327,7 +358,7 @@ START_TEST(reads_across_points)
 		check_read(z, &s, p, 1);
 		check_read(z, &s, p - 1, 1);
 	}
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -344,7 +375,7 @@ START_TEST(reads_past_end_are_clipped)
 	check_read(z, &s, UINT64_MAX - 3, 100);
 	check_read(z, &s, 1234, 0);
 	check_read(z, &s, 0, s.plen + 1000);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -362,14 +393,14 @@ START_TEST(tiny_buffers_and_spans)
 	check_read(z, &s, 150000, 5000);
 	ck_assert_uint_ge(af_inflate_points(z), 50);
 	random_reads(z, &s, 100, 3000, 15);
-	af_inflate_close(z);
+	close_kept(z);
 
 	o = (struct af_inflate_opts){ .span = 3000, .cursors = 2, .block = 4096,
 				      .cache_blocks = 0, .inbuf = 333 };
 	z = open_mem(&s, &src, s.plen, s.crc, &o);
 	sequential(z, &s, 5000);
 	random_reads(z, &s, 100, 10000, 16);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -469,7 +500,8 @@ START_TEST(invalid_block_type_is_corrupt)
 	af_inflate *z;
 	af_error err;
 	af_source_init_mem(&src, bad, sizeof(bad));
-	ck_assert_int_eq(af_inflate_open(&z, &src, 100, 0, &err), AF_OK);
+	ck_assert_int_eq(af_inflate_open_engine(&z, &src, 100, 0, engine, &err),
+			 AF_OK);
 	unsigned char buf[100];
 	size_t n = 5;
 	ck_assert_int_eq(af_inflate_read(z, buf, 100, 0, &n, &err),
@@ -581,6 +613,7 @@ START_TEST(failing_source_is_io_error)
 	af_source src = { .pread = failing_pread, .size = s.clen, .fd = -1,
 			  .ctx = &f };
 	struct af_inflate_opts o = opts_span(128 * KIB);
+	o.engine = engine;
 	af_inflate *z;
 	af_error err;
 	ck_assert_int_eq(af_inflate_open_opts(&z, &src, s.plen, s.crc, &o, &err),
@@ -654,7 +687,7 @@ START_TEST(eight_threads_random_offsets)
 		pthread_join(t[i], NULL);
 		ck_assert_int_eq(w[i].bad, 0);
 	}
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -678,7 +711,7 @@ START_TEST(memory_below_two_percent)
 	ck_assert_uint_le(idx, s.plen / o.index_div);
 	ck_assert_uint_gt(mem, before + idx);
 	ck_assert_uint_le(mem, af_inflate_fixed_memory(&o) + s.plen / 50);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
@@ -722,7 +755,7 @@ START_TEST(deflated_windows_restart_reads)
 		ck_assert_uint_lt(idx, np * AF_INFLATE_WINDOW);
 		reads_at_points(z, &s);
 		random_reads(z, &s, 200, 5000, 41);
-		af_inflate_close(z);
+		close_kept(z);
 		free_stream(&s);
 	}
 }
@@ -757,7 +790,7 @@ START_TEST(incompressible_windows_keep_the_budget)
 		}
 		ck_assert_uint_le(af_inflate_index_memory(z), s.plen / divs[d]);
 		reads_at_points(z, &s);
-		af_inflate_close(z);
+		close_kept(z);
 		free_stream(&s);
 	}
 }
@@ -814,15 +847,18 @@ START_TEST(mixed_windows_after_each_point)
 	ck_assert_uint_le(af_inflate_index_memory(z), s.plen / 4);
 	reads_at_points(z, &s);
 	random_reads(z, &s, 100, 70000, 51);
-	af_inflate_close(z);
+	close_kept(z);
 	free_stream(&s);
 }
 END_TEST
 
-int main(void)
+/* The cases of one engine: reads, errors and load. */
+static void add_cases(Suite *s, const char *engine_name, void (*setup)(void))
 {
-	Suite *s = suite_create("inflate");
-	TCase *tc = tcase_create("reads");
+	char name[64];
+	snprintf(name, sizeof(name), "reads-%s", engine_name);
+	TCase *tc = tcase_create(name);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, small_stream_reads_back);
 	tcase_add_test(tc, empty_stream_reads_nothing);
@@ -841,15 +877,12 @@ int main(void)
 	tcase_add_test(tc, mixed_windows_after_each_point);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("mangled");
-	aft_tag_slow(tc);
+	snprintf(name, sizeof(name), "errors-%s", engine_name);
+	tc = tcase_create(name);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, truncated_at_many_cuts);
 	tcase_add_test(tc, bit_flips_error_or_correct);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("errors");
-	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, invalid_block_type_is_corrupt);
 	tcase_add_test(tc, declared_size_too_small_is_corrupt);
 	tcase_add_test(tc, declared_size_too_large_is_corrupt);
@@ -857,11 +890,22 @@ int main(void)
 	tcase_add_test(tc, failing_source_is_io_error);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("load");
-	aft_tag_slow(tc);
+	snprintf(name, sizeof(name), "load-%s", engine_name);
+	tc = tcase_create(name);
+	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, eight_threads_random_offsets);
 	tcase_add_test(tc, memory_below_two_percent);
 	suite_add_tcase(s, tc);
+}
+
+int main(void)
+{
+	Suite *s = suite_create("inflate");
+	add_cases(s, "zlib", use_zlib);
+	if (af_inflate_engine_available(AF_INFLATE_ISAL))
+		add_cases(s, "isal", use_isal);
+	else
+		printf("inflate: this build has no ISA-L; zlib cases only\n");
 	return aft_run(s);
 }
