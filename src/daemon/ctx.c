@@ -14,8 +14,8 @@
 
 static int open_folder(struct afd_ctx *c, const char *dir)
 {
-	c->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (c->root_fd < 0) {
+	c->root.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->root.fd < 0) {
 		fprintf(stderr, "arrayfs: cannot open source folder %s: %s\n",
 			dir, strerror(errno));
 		return -1;
@@ -71,7 +71,8 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 {
 	memset(c, 0, sizeof(*c));
 	c->opts = *o;
-	c->root_fd = -1;
+	c->root.fd = -1;
+	c->root.own_mnt_id = -1;
 	c->notify.ifd = c->notify.efd = -1;
 	if (afd_log_init(&c->log, o->debug) < 0 || afd_srcs_init(&c->srcs) < 0 ||
 	    afd_notify_init(&c->notify) < 0 ||
@@ -136,8 +137,8 @@ void afd_ctx_destroy(struct afd_ctx *c)
 		afd_log_destroy(&c->log);
 	if (c->have_pipe_key)
 		afd_spipe_key_delete(c->pipe_key);
-	if (c->root_fd >= 0)
-		close(c->root_fd);
+	if (c->root.fd >= 0)
+		close(c->root.fd);
 	free(c->root_dir);
 	free(c->source_abs);
 	free(c->root_path);

@@ -3,7 +3,7 @@
  * The one per-mount context: stored as the session's userdata and read back
  * through afd_ctx(req). Nothing else in the daemon is mutable and global.
  *
- * Invariants: root_fd, root_dir, single and the options are set before the
+ * Invariants: root, root_dir, single and the options are set before the
  * session starts and never change; nodes, srcs and notify have their own
  * locks.
  */
@@ -21,6 +21,7 @@
 #include "srcfile.h"
 #include "notify.h"
 #include "openset.h"
+#include "srcpath.h"
 
 struct fuse_session;
 
@@ -35,7 +36,7 @@ struct afd_opts {
 
 struct afd_ctx {
 	struct afd_opts opts;
-	int root_fd;           /* the source folder (or the file's folder) */
+	struct afd_srcroot root; /* the source folder (or the file's folder) */
 	char *root_dir;        /* its absolute path (for inotify) */
 	char *source_abs;      /* SOURCE, absolute (for fsname) */
 	bool single;           /* SOURCE is one file: the root is its dir view */

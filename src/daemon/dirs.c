@@ -59,10 +59,16 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		goto fail;
 	}
 	if (n->kind == NK_DIR) {
-		int fd = openat(c->root_fd, n->path,
-				O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		int fd = afd_srcpath_open(&c->root, n->path,
+					  O_RDONLY | O_DIRECTORY);
+		if (fd == -EXDEV) {
+			/* our own mountpoint: listed empty, never through us */
+			d->kind = NK_ARRAY;
+			*out = d;
+			return 0;
+		}
 		if (fd < 0) {
-			rc = -errno;
+			rc = fd;
 			goto fail;
 		}
 		d->dp = fdopendir(fd);

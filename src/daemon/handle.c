@@ -109,10 +109,12 @@ static char *where_of(const struct afd_node *n)
 static int open_plain(struct afd_ctx *c, struct afd_node *n,
 		      struct afd_handle *h, uint64_t *version)
 {
-	h->fd = openat(c->root_fd, n->path,
-		       O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-	if (h->fd < 0)
-		return errno == ELOOP ? -ENOENT : -errno;
+	h->fd = afd_srcpath_open(&c->root, n->path, O_RDONLY | O_NONBLOCK);
+	if (h->fd < 0) {
+		int rc = h->fd;
+		h->fd = -1;
+		return rc == -ELOOP || rc == -EXDEV ? -ENOENT : rc;
+	}
 	struct stat st;
 	if (fstat(h->fd, &st) < 0)
 		return -errno;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* arrayfs: options, checks of SOURCE and MOUNTPOINT, then the FUSE loop. */
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -7,9 +8,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "arrayfs/arrayfs.h"
 #include "ctx.h"
+#include "mountinfo.h"
 #include "ops.h"
 #include "readahead.h"
 
@@ -88,6 +91,20 @@ static void raise_nofile(void)
 	}
 }
 
+/* Whether folder @p mp holds anything (its files are hidden while mounted). */
+static bool has_entries(const char *mp)
+{
+	DIR *d = opendir(mp);
+	if (!d)
+		return false;
+	struct dirent *e;
+	bool any = false;
+	while (!any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return any;
+}
+
 static int check_mountpoint(const char *mp)
 {
 	struct stat st;
@@ -99,6 +116,36 @@ static int check_mountpoint(const char *mp)
 		fprintf(stderr, "arrayfs: mountpoint %s is not a directory\n", mp);
 		return -1;
 	}
+	/* a second mount would stack on the first and need two unmounts */
+	struct afd_mountinfo m;
+	if (afd_mountinfo_top(mp, NULL, &m) == 0 &&
+	    strcmp(m.fstype, "fuse.arrayfs") == 0) {
+		fprintf(stderr, "arrayfs: mountpoint %s is already an arrayfs "
+			"mount (unmount it first: fusermount3 -u %s)\n", mp, mp);
+		return -1;
+	}
+	if (has_entries(mp))
+		fprintf(stderr, "arrayfs: warning: mountpoint %s is not empty: "
+			"its files are hidden while arrayfs is mounted there\n",
+			mp);
+	return 0;
+}
+
+/*
+ * Learn our own mount from mountinfo, before any request is served, so
+ * the daemon can refuse to look anything up through it (srcpath.h).
+ */
+static int learn_own_mount(struct afd_ctx *c, const char *mp,
+			   struct afd_mountinfo *m)
+{
+	int rc = afd_mountinfo_top(mp, NULL, m);
+	if (rc < 0) {
+		fprintf(stderr, "arrayfs: cannot find the new mount %s in "
+			"/proc/self/mountinfo: %s\n", mp, strerror(-rc));
+		return -1;
+	}
+	c->root.own_mnt_id = m->mnt_id;
+	c->root.own_dev = makedev(m->major, m->minor);
 	return 0;
 }
 
@@ -115,13 +162,16 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 		goto out_session;
 	if (fuse_session_mount(se, cmd->mountpoint) != 0)
 		goto out_signals;
+	struct afd_mountinfo own;
+	if (learn_own_mount(c, cmd->mountpoint, &own) < 0)
+		goto out_unmount;
 	/* daemonize only once mounted: the launcher's exit status then
 	 * says whether the mount is there */
 	fuse_daemonize(cmd->foreground);
 	if (!cmd->foreground)
 		afd_log_use_syslog(&c->log);
 	if (c->opts.readahead_kb) {
-		int ra = afd_readahead_set(cmd->mountpoint, c->opts.readahead_kb);
+		int ra = afd_readahead_set(&own, c->opts.readahead_kb);
 		afd_log(&c->log, AFD_LOG_DEBUG, "readahead %u KiB: %s",
 			c->opts.readahead_kb, ra < 0 ? strerror(-ra) : "set");
 	}
@@ -150,6 +200,7 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 	afd_notify_stop(c);
 	/* a positive rc is the signal that ended the loop: a clean exit */
 	ret = rc < 0 ? 1 : 0;
+out_unmount:
 	fuse_session_unmount(se);
 out_signals:
 	fuse_remove_signal_handlers(se);
@@ -172,7 +223,7 @@ int main(int argc, char **argv)
 
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.root_fd = -1;
+	ctx.root.fd = -1;
 	if (fuse_opt_parse(&args, &o, afd_opt_spec, opt_proc) != 0)
 		goto out;
 	if (fuse_parse_cmdline(&args, &cmd) != 0)

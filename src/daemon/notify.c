@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* inotify on source folders plus the thread that sends kernel invalidations. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdint.h>
@@ -124,7 +125,7 @@ void afd_notify_path(struct afd_ctx *c, const char *path, bool drop)
  * False for network and cluster file systems: inotify there reports only
  * the changes made through this machine, not another client's.
  */
-static bool sees_all_changes(const char *abs)
+static bool sees_all_changes(int fd)
 {
 	static const unsigned long remote[] = {
 		0x6969,      /* NFS */
@@ -144,7 +145,7 @@ static bool sees_all_changes(const char *abs)
 		0x73757245,  /* Coda */
 	};
 	struct statfs sf;
-	if (statfs(abs, &sf) < 0)
+	if (fstatfs(fd, &sf) < 0)
 		return false;
 	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
 		if ((unsigned long)(uint32_t)sf.f_type == remote[i])
@@ -158,16 +159,22 @@ int afd_notify_watch(struct afd_ctx *c, const char *path, bool *pushed)
 	*pushed = false;
 	if (n->ifd < 0)
 		return -1;
-	char abs[PATH_MAX];
+	char abs[PATH_MAX], link[64];
 	int len = strcmp(path, ".") == 0 ?
 		  snprintf(abs, sizeof(abs), "%s", c->root_dir) :
 		  snprintf(abs, sizeof(abs), "%s/%s", c->root_dir, path);
 	if (len < 0 || (size_t)len >= sizeof(abs))
 		return -1;
-	int wd = inotify_add_watch(n->ifd, abs, AFD_WATCH_MASK);
+	/* by fd, never by name: the name may lead through our own mount */
+	int fd = afd_srcpath_open(&c->root, path, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	int wd = inotify_add_watch(n->ifd, link, AFD_WATCH_MASK);
 	if (wd < 0) {
 		afd_log(&c->log, AFD_LOG_DEBUG, "cannot watch %s: %s", abs,
 			strerror(errno));
+		close(fd);
 		return -1;
 	}
 	char *p = strdup(path);
@@ -175,6 +182,7 @@ int afd_notify_watch(struct afd_ctx *c, const char *path, bool *pushed)
 	if (!p || !fresh) {
 		free(p);
 		free(fresh);
+		close(fd);
 		return -1;
 	}
 	pthread_mutex_lock(&n->lock);
@@ -190,7 +198,8 @@ int afd_notify_watch(struct afd_ctx *c, const char *path, bool *pushed)
 		*pp = fresh;
 	}
 	pthread_mutex_unlock(&n->lock);
-	*pushed = sees_all_changes(abs);
+	*pushed = sees_all_changes(fd);
+	close(fd);
 	if (!*pushed)
 		afd_log_once(&c->log, 0x6e6673 /* once a mount */,
 			     AFD_LOG_INFO, "%s is on a network file system: "

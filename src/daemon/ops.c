@@ -184,7 +184,7 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 		 * (empty) folder, never an error */
 		memset(&r, 0, sizeof(r));
 		r.midx = r.zdir = -1;
-		if (fstatat(c->root_fd, n->path, &r.st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (afd_srcpath_stat(&c->root, n->path, &r.st) == 0) {
 			id.kind = NK_ARRAY;
 			rc = 0;
 		}
@@ -207,9 +207,16 @@ static void arrayfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 		return;
 	}
 	char buf[PATH_MAX + 1];
-	ssize_t len = readlinkat(c->root_fd, n->path, buf, sizeof(buf));
+	int fd = afd_srcpath_open(&c->root, n->path, O_PATH);
+	if (fd < 0) {
+		fuse_reply_err(req, fd == -EXDEV ? EINVAL : -fd);
+		return;
+	}
+	ssize_t len = readlinkat(fd, "", buf, sizeof(buf));
+	int e = errno;
+	close(fd);
 	if (len < 0) {
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, e == ENOENT ? EINVAL : e);
 		return;
 	}
 	if ((size_t)len >= sizeof(buf)) {
@@ -356,7 +363,7 @@ static void arrayfs_ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	(void)ino;
 	struct statvfs sv;
-	if (fstatvfs(afd_ctx(req)->root_fd, &sv) < 0) {
+	if (fstatvfs(afd_ctx(req)->root.fd, &sv) < 0) {
 		fuse_reply_err(req, errno);
 		return;
 	}

@@ -13,13 +13,14 @@
 #ifndef ARRAYFS_DAEMON_READAHEAD_H
 #define ARRAYFS_DAEMON_READAHEAD_H
 
+#include "mountinfo.h"
+
 #define AFD_READAHEAD_DEFAULT_KB 512u
 
 /**
- * Set the readahead of the arrayfs mount at @p mountpoint (an absolute,
- * resolved path) to @p kb KiB. Returns 0 or -errno (-EACCES when not
- * root, -ENOENT when the mount is not found).
+ * Set the readahead of mount @p m (this daemon's own, from mountinfo) to
+ * @p kb KiB. Returns 0 or -errno (-EACCES when not root).
  */
-int afd_readahead_set(const char *mountpoint, unsigned kb);
+int afd_readahead_set(const struct afd_mountinfo *m, unsigned kb);
 
 #endif /* ARRAYFS_DAEMON_READAHEAD_H */

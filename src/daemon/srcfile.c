@@ -277,6 +277,15 @@ broken:
 	return sf;
 }
 
+/* Open source file @p path; a symlink is not one (-EINVAL), nor our mount. */
+static int open_source(struct afd_ctx *c, const char *path)
+{
+	int fd = afd_srcpath_open(&c->root, path, O_RDONLY | O_NONBLOCK);
+	if (fd == -ELOOP)
+		return -EINVAL;
+	return fd == -EXDEV ? -ENOENT : fd;
+}
+
 int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 		int *fd_out, struct afd_src **out)
 {
@@ -286,10 +295,9 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 	if (!afd_is_array_name(base_name(path)))
 		return -EINVAL;
 	if (fd_out) {
-		fd = openat(c->root_fd, path,
-			    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+		fd = open_source(c, path);
 		if (fd < 0)
-			return errno == ELOOP ? -EINVAL : -errno;
+			return fd;
 		if (fstat(fd, &st) < 0) {
 			int e = errno;
 			close(fd);
@@ -297,8 +305,10 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 		}
 	} else if (known) {
 		st = *known;
-	} else if (fstatat(c->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		return -errno;
+	} else {
+		int rc = afd_srcpath_stat(&c->root, path, &st);
+		if (rc < 0)
+			return rc == -EXDEV ? -ENOENT : rc;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		if (fd >= 0)
@@ -326,10 +336,9 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 	pthread_mutex_unlock(&s->lock);
 
 	if (fd < 0) {
-		fd = openat(c->root_fd, path,
-			    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+		fd = open_source(c, path);
 		if (fd < 0)
-			return errno == ELOOP ? -EINVAL : -errno;
+			return fd;
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 			close(fd);
 			return -EAGAIN;

@@ -90,6 +90,24 @@ void afd_res_release(struct afd_res *r)
 	r->sf = NULL;
 }
 
+/*
+ * lstat of a mirrored path. The daemon's own mountpoint is an empty folder
+ * with the source root's owner, mode and times: what is under it cannot be
+ * seen without a lookup through the mount.
+ */
+static int stat_path(struct afd_ctx *c, const char *path, struct stat *st)
+{
+	int rc = afd_srcpath_stat(&c->root, path, st);
+	if (rc != -EXDEV)
+		return rc;
+	if (fstat(c->root.fd, st) < 0)
+		return -errno;
+	st->st_mode = (st->st_mode & 07777) | S_IFDIR;
+	st->st_nlink = 2;
+	st->st_size = 0;
+	return 0;
+}
+
 static int resolve_npz(struct afd_ctx *c, const struct afd_id *id,
 		       struct afd_res *r)
 {
@@ -130,8 +148,9 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 	case NK_DIR:
 	case NK_FILE:
 	case NK_LINK:
-		if (fstatat(c->root_fd, id->path, &r->st, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
+		rc = stat_path(c, id->path, &r->st);
+		if (rc < 0)
+			return rc;
 		if (id->kind == NK_DIR && !S_ISDIR(r->st.st_mode))
 			return -ENOENT;
 		if (id->kind == NK_LINK && !S_ISLNK(r->st.st_mode))
@@ -248,8 +267,9 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	child->path = afd_path_join(parent->path, name);
 	if (!child->path)
 		return -ENOMEM;
-	if (fstatat(c->root_fd, child->path, &r->st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
+	int rc = stat_path(c, child->path, &r->st);
+	if (rc < 0)
+		return rc;
 	if (S_ISDIR(r->st.st_mode)) {
 		child->kind = NK_DIR;
 		return 0;
@@ -261,7 +281,7 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	child->kind = NK_FILE;
 	if (!S_ISREG(r->st.st_mode) || !afd_is_array_name(name))
 		return 0;
-	int rc = afd_src_get(c, child->path, &r->st, NULL, &r->sf);
+	rc = afd_src_get(c, child->path, &r->st, NULL, &r->sf);
 	if (rc == -EINVAL || rc == -ENOENT || rc == -EAGAIN)
 		return rc == -EINVAL ? 0 : -ENOENT;
 	if (rc < 0)

@@ -34,6 +34,7 @@ import numpy as np
 
 MOUNT_DEADLINE = 20.0   # seconds for a mount to appear
 EXIT_DEADLINE = 20.0    # seconds for the daemon to exit after unmount
+STUCK_DEADLINE = 3.0    # seconds after SIGKILL before its connection is aborted
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "runtime error:", "LeakSanitizer",
                    "ERROR: ThreadSanitizer", "WARNING: ThreadSanitizer")
 
@@ -76,17 +77,40 @@ def _unescape_mountinfo(field):
     return "".join(out)
 
 
-def mounted_fs(mountpoint):
-    """The fs type mounted at MOUNTPOINT (e.g. 'fuse.arrayfs'), or None."""
+def mounts_at(mountpoint):
+    """The mounts on MOUNTPOINT, oldest first, as (fs type, 'MAJ:MIN')."""
     mountpoint = os.path.realpath(mountpoint)
+    found = []
     with open("/proc/self/mountinfo") as f:
         for line in f:
             fields = line.split()
             if _unescape_mountinfo(fields[4]) != mountpoint:
                 continue
             sep = fields.index("-")
-            return fields[sep + 1]
-    return None
+            found.append((fields[sep + 1], fields[2]))
+    return found
+
+
+def mounted_fs(mountpoint):
+    """The fs type mounted at MOUNTPOINT (e.g. 'fuse.arrayfs'), or None."""
+    found = mounts_at(mountpoint)
+    return found[-1][0] if found else None
+
+
+def abort_connection(device):
+    """Abort the FUSE connection of DEVICE ('MAJ:MIN') through fusectl: the
+    one way out of a mount whose daemon is stuck on its own requests.
+    Mounts fusectl if needed; returns whether the abort was written."""
+    conns = "/sys/fs/fuse/connections"
+    if not os.path.exists(os.path.join(conns, device.split(":")[1])):
+        subprocess.run(["mount", "-t", "fusectl", "none", conns],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with open(os.path.join(conns, device.split(":")[1], "abort"), "w") as f:
+            f.write("1")
+        return True
+    except OSError:
+        return False
 
 
 def is_mounted(mountpoint):
@@ -175,6 +199,7 @@ class Mount:
         self.log_path = os.path.join(logdir, "daemon.log")
         self.proc = None
         self.returncode = None
+        self.device = None  # 'MAJ:MIN' of the mount, once mounted
 
     # -- life cycle ---------------------------------------------------------
     def start(self, deadline=MOUNT_DEADLINE):
@@ -193,6 +218,7 @@ class Mount:
                                  % (rc, self.mountpoint, self.log()))
             raise MountError("%s not mounted after %.0f s:\n%s"
                              % (self.mountpoint, deadline, self.log()))
+        self.device = mounts_at(self.mountpoint)[-1][1]
         return self
 
     def alive(self):
@@ -245,9 +271,15 @@ class Mount:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=STUCK_DEADLINE)
             except subprocess.TimeoutExpired:
-                pass
+                # threads stuck on the mount's own requests outlive SIGKILL
+                if self.device:
+                    abort_connection(self.device)
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    pass
         if getattr(self, "_log", None):
             self._log.close()
         self._final_log = self.log()  # log() still works once the file is gone
