@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import unittest
 
 import numpy as np
@@ -22,6 +23,7 @@ from mountlib import Mount, TempDir, arrayfs_bin, fixtures, read  # noqa: E402
 
 WALK_DEADLINE = 30  # s: a walk of a few files; a mount that loops never ends
 RUN_DEADLINE = 20   # s: a command that must refuse
+WATCHDOG = 90       # s: a test still running then is stuck on a looping mount
 
 
 def write_arrays(folder):
@@ -53,9 +55,16 @@ class SelfCase(unittest.TestCase):
         write_arrays(self.src.path)
 
     def mount(self, mountpoint, source=None):
+        """Mount with -d. A watchdog aborts the connection of a mount that
+        deadlocks on itself, so a regression fails the test (ENOTCONN)
+        instead of hanging every later one."""
         m = Mount(source or self.src.path, mountpoint, ["-d"])
         self.addCleanup(m.cleanup)
         m.start()
+        dog = threading.Timer(WATCHDOG, mountlib.abort_connection, [m.device])
+        dog.daemon = True
+        dog.start()
+        self.addCleanup(dog.cancel)
         return m
 
     def walk(self, top):
