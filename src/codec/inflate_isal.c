@@ -222,6 +222,11 @@ static af_status step(af_inflate *z, struct afz_cursor *c, unsigned char *dst,
 	int bs = s->block_state;
 	uint64_t pend = pending(s);
 	int ret = isal_inflate(s);
+	/* after an error next_in and avail_in may point into ISA-L's own
+	 * header buffer: the cursor restarts, so they do not matter */
+	if (ret != ISAL_DECOMP_OK || s->avail_in > hand ||
+	    s->avail_out > room)
+		return refuse(c);
 	size_t took = hand - s->avail_in;
 	c->next_in += took;
 	c->avail_in -= took;
@@ -229,8 +234,6 @@ static af_status step(af_inflate *z, struct afz_cursor *c, unsigned char *dst,
 	*got = room - s->avail_out;
 	*moved = took || *got || s->read_in_length != rl ||
 		 (int)s->block_state != bs || pending(s) != pend;
-	if (ret != ISAL_DECOMP_OK)
-		return refuse(c);
 	if (deliver && *got) {
 		if (c->from_start)
 			c->crc = afz_crc32(c->crc, dst, *got);

@@ -187,6 +187,12 @@ static af_status zlib_produce(af_inflate *z, struct afz_cursor *c,
 			return afz_too_short(z, c, in_pos(c), err);
 		if (ret == Z_MEM_ERROR)
 			return afz_nomem(err, "state");
+		/* inflate reads the next block's header as soon as a block
+		 * ends, even with no room left: bad data past the bytes asked
+		 * for fails the read that needs them (zlib stays in its error
+		 * state), as it does with ISA-L, whatever the buffer sizes */
+		if (ret == Z_DATA_ERROR && n == 0)
+			break;
 		if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR)
 			return corrupt(z, c, err, c->zs.msg);
 		/* data_type bit 7: stopped at a block boundary; bit 6: the

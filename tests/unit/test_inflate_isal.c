@@ -480,6 +480,46 @@ START_TEST(bad_streams_fail_alike)
 }
 END_TEST
 
+START_TEST(bad_data_fails_only_reads_reaching_it)
+{
+	/* a full flush at 48 KiB (a cache block boundary) ends with an empty
+	 * stored block (00 00 ff ff), whose lengths are then broken: reads
+	 * up to 48 KiB succeed (though inflate meets the bad header as soon
+	 * as the block before it ends), reads past it fail, alike */
+	struct stream s;
+	make_stream(&s, 100 * KIB, TEXT, 5);
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	ck_assert_int_eq(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8,
+				      Z_DEFAULT_STRATEGY), Z_OK);
+	size_t cap = deflateBound(&zs, s.plen) + 64;
+	s.comp = malloc(cap);
+	ck_assert_ptr_nonnull(s.comp);
+	zs.next_out = s.comp;
+	zs.avail_out = (uInt)cap;
+	zs.next_in = s.plain;
+	zs.avail_in = 48 * KIB;
+	ck_assert_int_eq(deflate(&zs, Z_FULL_FLUSH), Z_OK);
+	size_t mark = cap - zs.avail_out;
+	ck_assert(memcmp(s.comp + mark - 4, "\0\0\xff\xff", 4) == 0);
+	zs.avail_in = (uInt)(s.plen - 48 * KIB);
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	s.clen = cap - zs.avail_out;
+	deflateEnd(&zs);
+	s.comp[mark - 1] = 0xfe;
+	snprintf(s.name, sizeof(s.name), "text, a bad stored header at 48 KiB");
+	struct pair p;
+	pair_open(&p, &s, s.plen, s.crc);
+	ck_assert_int_eq(both_read(&p, 40000, 48 * KIB - 40000, true), AF_OK);
+	ck_assert_int_eq(both_read(&p, 48 * KIB - 10, 20, false),
+			 AF_E_CORRUPT);
+	ck_assert_int_eq(both_read(&p, 0, 1000, true), AF_OK);
+	ck_assert_int_eq(both_read(&p, 60 * KIB, 1000, false), AF_E_CORRUPT);
+	pair_close(&p);
+	free_stream(&s);
+}
+END_TEST
+
 START_TEST(bomb_stops_at_declared_size)
 {
 	/* 32 MiB of zeros in ~32 KiB, declared as 1 MiB */
@@ -636,6 +676,7 @@ int main(void)
 	aft_tag_slow(tc);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, bad_streams_fail_alike);
+	tcase_add_test(tc, bad_data_fails_only_reads_reaching_it);
 	tcase_add_test(tc, bomb_stops_at_declared_size);
 	tcase_add_test(tc, bit_flips_fail_alike);
 	tcase_add_test(tc, incomplete_code_isal_takes_zlib_refuses);
