@@ -9,6 +9,7 @@ packages=(
   libfuse3-dev fuse3 zlib1g-dev liblz4-dev libisal-dev check
   python3 python3-numpy
   attr man-db groff-base valgrind
+  build-essential debhelper dpkg-dev lintian fakeroot
   "$@"
 )
 
