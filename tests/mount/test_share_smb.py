@@ -16,7 +16,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import mountlib  # noqa: E402
 import sharecorpus  # noqa: E402
-from mountlib import Mount, MountCase, check_all  # noqa: E402
+from mountlib import MountCase, check_all  # noqa: E402
 from smbserver import SmbServer, parse_eas  # noqa: E402
 
 SHARE = "arrays"
@@ -191,21 +191,11 @@ class WithoutAllowOtherTest(unittest.TestCase):
     kernel lets no one but the mounting user into a mount without it."""
 
     def test_guest_is_refused_without_allow_other(self):
-        src = sharecorpus.make_source()
-        self.addCleanup(src.close)
-        m = Mount(src.path)
-        self.addCleanup(m.cleanup)
-        m.start()
-        smb = SmbServer({SHARE: m.mountpoint})
-        smb.start()
-        try:
-            r = smb.client(SHARE, "ls")
-            self.assertIn("NT_STATUS_ACCESS_DENIED", r.stdout)
-            self.assertNotIn("readme.txt", r.stdout)
-            smb.check_alive()
-        finally:
-            smb.stop()
-        m.umount()
+        smb = sharecorpus.serve_corpus(self, lambda path: SmbServer({SHARE: path}))
+        r = smb.client(SHARE, "ls")
+        self.assertIn("NT_STATUS_ACCESS_DENIED", r.stdout)
+        self.assertNotIn("readme.txt", r.stdout)
+        smb.check_alive()
 
 
 if __name__ == "__main__":

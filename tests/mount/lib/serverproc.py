@@ -20,9 +20,11 @@ first and servers let go of mounts before mountlib unmounts them.
 import atexit
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 from mountlib import wait_pid_exit
@@ -227,6 +229,47 @@ class ServerProcess:
                 return f.read().decode("utf-8", "replace")[-20000:]
         except OSError:
             return ""
+
+
+class FolderServer:
+    """A server whose config and state live in a temporary folder of its
+    own, `workdir`, removed once it has stopped. A subclass calls
+    FolderServer.__init__, writes its config in workdir and sets
+    `self.server` to a ServerProcess on `self.port`."""
+
+    def __init__(self, prefix):
+        self.port = free_port()
+        self.workdir = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+        self.server = None
+
+    def start(self):
+        """Start the server; returns self once it listens (ServerError if
+        not, with the server stopped and workdir removed)."""
+        try:
+            self.server.start()
+        except BaseException:
+            self._remove_workdir()
+            raise
+        return self
+
+    def stop(self):
+        """Stop the server and everything it forked; remove workdir."""
+        try:
+            if self.server is not None:
+                self.server.stop()
+        finally:
+            self._remove_workdir()
+
+    def _remove_workdir(self):
+        proc = self.server.proc if self.server is not None else None
+        if proc is None or proc.poll() is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def check_alive(self):
+        self.server.check_alive()
+
+    def log(self):
+        return self.server.log()
 
 
 def _stop_all():

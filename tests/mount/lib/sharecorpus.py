@@ -5,6 +5,7 @@ every file a mount of it shows with its expected bytes (expect.py's model).
     src = make_source()                # a TempDir; the caller closes it
     for f in served_files(src.path):   # every file of the mount
         f.check(bytes_read_through_a_server)
+    server = serve_corpus(testcase, SmbServer)   # stopped at its cleanup
 """
 import os
 import shutil
@@ -14,7 +15,7 @@ import numpy as np
 
 import expect
 import mountlib
-from mountlib import TempDir
+from mountlib import Mount, TempDir
 
 # Arrays whose views the tests read in ranges: a C and a Fortran array, a
 # big-endian one (its B.ra is byte-swapped), a deflated npz member, and an
@@ -98,3 +99,23 @@ def served_tree(source):
     """{relpath: 'dir'|'file'} of a mount of SOURCE (no symlinks in it)."""
     return {rel: kind for rel, kind in expect.flatten(expect.expected_tree(source)).items()
             if rel != ""}
+
+
+def serve_corpus(testcase, make_server, mount_args=()):
+    """Mount a new corpus with MOUNT_ARGS and serve it with
+    MAKE_SERVER(mountpoint) (an SmbServer, an HttpServer). Returns the
+    started server. TESTCASE's cleanups stop the server, then unmount
+    (exit status 0 required) and remove the corpus, even on failure."""
+    src = make_source()
+    testcase.addCleanup(src.close)
+    m = Mount(src.path, None, mount_args)
+    try:
+        m.start()
+    except BaseException:
+        m.cleanup()
+        raise
+    testcase.addCleanup(m.umount)
+    server = make_server(m.mountpoint)
+    server.start()
+    testcase.addCleanup(server.stop)  # first: a server holding the mount makes it EBUSY
+    return server

@@ -16,9 +16,8 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 
-from serverproc import ServerProcess, free_port, substitute
+from serverproc import FolderServer, ServerProcess, substitute
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "..", "..", "..", "examples", "smb.conf")
@@ -75,15 +74,14 @@ def parse_eas(text):
     return eas
 
 
-class SmbServer:
+class SmbServer(FolderServer):
     """smbd serving SHARES ({name: folder}) read-only to guests on
     127.0.0.1:port (see the module comment). `workdir` holds smb.conf, the
     state folders, smbd.log and a client config."""
 
     def __init__(self, shares):
+        FolderServer.__init__(self, "arrayfs-smb-")
         self.shares = dict(shares)
-        self.port = free_port()
-        self.workdir = tempfile.mkdtemp(prefix="arrayfs-smb-", dir="/tmp")
         self.conf_path = os.path.join(self.workdir, "smb.conf")
         with open(self.conf_path, "w") as f:
             f.write(smb_conf(self.shares, self.port, os.path.join(self.workdir, "state")))
@@ -98,28 +96,6 @@ class SmbServer:
         self.server = ServerProcess("smbd", argv, self.port,
                                     os.path.join(self.workdir, "smbd.log"), cwd=self.workdir)
 
-    def start(self):
-        try:
-            self.server.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def stop(self):
-        """Stop smbd and every process it forked; remove the work folder."""
-        try:
-            self.server.stop()
-        finally:
-            self.close()
-
-    def close(self):
-        if self.server.proc is None or self.server.proc.poll() is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def check_alive(self):
-        self.server.check_alive()
-
     def client(self, share, commands, user=None, timeout=120):
         """Run `smbclient //127.0.0.1/SHARE -c COMMANDS` as a guest (no
         password), or as USER ('name%password'). Returns the
@@ -129,6 +105,3 @@ class SmbServer:
                 "--configfile=" + self.client_conf] + auth + ["-c", commands]
         return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, timeout=timeout)
-
-    def log(self):
-        return self.server.log()
