@@ -27,7 +27,7 @@ import expect  # noqa: E402
 import mountlib  # noqa: E402
 import sharecorpus  # noqa: E402
 from httpserver import HttpServer  # noqa: E402
-from mountlib import MountCase, check_all  # noqa: E402
+from mountlib import check_all  # noqa: E402
 
 HREF = re.compile(r'<a href="([^"]+)">')
 RANGES_PER_FILE = 6
@@ -71,33 +71,15 @@ def array_dir_views(rel):
     return [rel + "/data", rel + "/" + base + ".npy", rel + "/" + base + ".ra"]
 
 
-class HttpShareTest(MountCase):
-    make_source = staticmethod(sharecorpus.make_source)
-    mount_args = ("-o", "allow_other")  # nginx's workers read as www-data
+class HttpShareTest(sharecorpus.ServedCorpusCase):
+    make_server = HttpServer
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.web = HttpServer(cls.m.mountpoint)
-        try:
-            cls.web.start()
-        except BaseException:
-            super().tearDownClass()
-            raise
-        cls.files = {f.rel: f for f in sharecorpus.served_files(cls.src.path)}
+        cls.files = {f.rel: f for f in cls.files}
         cls.fs = fsspec.filesystem("http", skip_instance_cache=True)
         cls.whole = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            cls.web.stop()  # first: nginx holding the mount makes the unmount EBUSY
-        finally:
-            super().tearDownClass()
-
-    def tearDown(self):
-        self.web.check_alive()
-        super().tearDown()
 
     def expected(self, rel):
         """The bytes file REL must have: the model's, or, where the model
@@ -107,14 +89,14 @@ class HttpShareTest(MountCase):
         if f.exact is not None:
             return f.exact
         if rel not in self.whole:
-            status, _, body = curl(self.web.url(rel))
+            status, _, body = curl(self.server.url(rel))
             self.assertEqual(status, 200, rel)
             f.check(body)
             self.whole[rel] = body
         return self.whole[rel]
 
     def test_listens_on_loopback_only(self):
-        self.assertEqual(self.web.server.listening(), ["127.0.0.1:%d" % self.web.port])
+        self.assertEqual(self.server.listening(), ["127.0.0.1:%d" % self.server.port])
 
     def test_byte_ranges_are_206_with_the_right_bytes(self):
         rels = [v for a in sharecorpus.RANGE_ARRAYS for v in array_dir_views(a)]
@@ -125,7 +107,7 @@ class HttpShareTest(MountCase):
         def check(rel):
             want = self.expected(rel)
             ranges = sample_ranges(len(want), rng)
-            got = curl_each(self.web.url(rel), [("-r", "%d-%d" % (a, b - 1)) for a, b in ranges]
+            got = curl_each(self.server.url(rel), [("-r", "%d-%d" % (a, b - 1)) for a, b in ranges]
                             + [("-r", "-10")])  # a suffix range: the last bytes
             ranges.append((max(0, len(want) - 10), len(want)))
             for (a, b), (status, head, body) in zip(ranges, got):
@@ -136,7 +118,7 @@ class HttpShareTest(MountCase):
 
     def test_whole_files_and_head(self):
         def check(rel):
-            (status, _, body), (hstatus, head, _) = curl_each(self.web.url(rel), [(), ("-I",)])
+            (status, _, body), (hstatus, head, _) = curl_each(self.server.url(rel), [(), ("-I",)])
             self.assertEqual((status, hstatus), (200, 200), rel)
             self.files[rel].check(body)
             self.assertIn("Content-Length: %d\r\n" % len(body), head)
@@ -145,7 +127,7 @@ class HttpShareTest(MountCase):
 
     def listing(self, rel):
         """The hrefs of the autoindex page of folder REL, without '../'."""
-        status, head, body = curl(self.web.url(rel + "/" if rel else ""))
+        status, head, body = curl(self.server.url(rel + "/" if rel else ""))
         self.assertEqual(status, 200, rel)
         return sorted(h for h in HREF.findall(body.decode()) if h != "../")
 
@@ -168,7 +150,7 @@ class HttpShareTest(MountCase):
 
         def check(rel):
             want = self.expected(rel)
-            url = self.web.url(rel)
+            url = self.server.url(rel)
             self.assertEqual(self.fs.info(url)["size"], len(want))
             for a, b in sample_ranges(len(want), rng):
                 got = self.fs.cat_file(url, start=a, end=b)
@@ -200,8 +182,8 @@ class HttpShareTest(MountCase):
         def check(folder):
             npy = array_dir_views(folder)[1]
             want = self.source_array(folder)
-            _, _, body = curl(self.web.url(npy))
-            for got in (np.load(io.BytesIO(body)), np.load(self.fs.open(self.web.url(npy)))):
+            _, _, body = curl(self.server.url(npy))
+            for got in (np.load(io.BytesIO(body)), np.load(self.fs.open(self.server.url(npy)))):
                 self.assertEqual((got.dtype, got.shape), (want.dtype, want.shape), folder)
                 self.assertEqual(got.tobytes(), want.tobytes(), folder)
         check_all(self, folders, check)
@@ -209,7 +191,7 @@ class HttpShareTest(MountCase):
     def test_only_get_and_head_are_allowed(self):
         before = hashlib.sha256(mountlib.read(self.src.join("readme.txt"))).digest()
         for method in ("PUT", "POST", "DELETE", "PATCH", "MKCOL"):
-            status, _, _ = curl(self.web.url("readme.txt"), "-X", method, "--data-binary", "x")
+            status, _, _ = curl(self.server.url("readme.txt"), "-X", method, "--data-binary", "x")
             self.assertEqual(status, 403, method)
         self.assertEqual(hashlib.sha256(mountlib.read(self.src.join("readme.txt"))).digest(),
                          before)

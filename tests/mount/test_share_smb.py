@@ -16,7 +16,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import mountlib  # noqa: E402
 import sharecorpus  # noqa: E402
-from mountlib import MountCase, check_all  # noqa: E402
+from mountlib import check_all  # noqa: E402
 from smbserver import SmbServer, parse_eas  # noqa: E402
 
 SHARE = "arrays"
@@ -62,37 +62,14 @@ def snapshot(folder):
     return out
 
 
-class SmbShareTest(MountCase):
-    make_source = staticmethod(sharecorpus.make_source)
-    mount_args = ("-o", "allow_other")  # smbd reads as the guest account
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.smb = SmbServer({SHARE: cls.m.mountpoint})
-        try:
-            cls.smb.start()
-        except BaseException:
-            super().tearDownClass()
-            raise
-        cls.files = sharecorpus.served_files(cls.src.path)
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            cls.smb.stop()  # first: smbd holding the mount makes the unmount EBUSY
-        finally:
-            super().tearDownClass()
-
-    def tearDown(self):
-        self.smb.check_alive()
-        super().tearDown()
+class SmbShareTest(sharecorpus.ServedCorpusCase):
+    make_server = staticmethod(lambda path: SmbServer({SHARE: path}))
 
     def smbclient(self, commands, **kw):
-        return self.smb.client(SHARE, commands, **kw)
+        return self.server.client(SHARE, commands, **kw)
 
     def test_listens_on_loopback_only(self):
-        self.assertEqual(self.smb.server.listening(), ["127.0.0.1:%d" % self.smb.port])
+        self.assertEqual(self.server.listening(), ["127.0.0.1:%d" % self.server.port])
 
     def test_listing_is_the_mounts_tree(self):
         r = self.smbclient("recurse; ls")

@@ -268,6 +268,10 @@ class FolderServer:
     def check_alive(self):
         self.server.check_alive()
 
+    def listening(self):
+        """['ADDR:PORT'] of every TCP socket the server listens on."""
+        return self.server.listening()
+
     def log(self):
         return self.server.log()
 

@@ -6,6 +6,7 @@ every file a mount of it shows with its expected bytes (expect.py's model).
     for f in served_files(src.path):   # every file of the mount
         f.check(bytes_read_through_a_server)
     server = serve_corpus(testcase, SmbServer)   # stopped at its cleanup
+    class T(ServedCorpusCase): make_server = ...  # one server for a class
 """
 import os
 import shutil
@@ -15,7 +16,7 @@ import numpy as np
 
 import expect
 import mountlib
-from mountlib import Mount, TempDir
+from mountlib import Mount, MountCase, TempDir
 
 # Arrays whose views the tests read in ranges: a C and a Fortran array, a
 # big-endian one (its B.ra is byte-swapped), a deflated npz member, and an
@@ -119,3 +120,36 @@ def serve_corpus(testcase, make_server, mount_args=()):
     server.start()
     testcase.addCleanup(server.stop)  # first: a server holding the mount makes it EBUSY
     return server
+
+
+class ServedCorpusCase(MountCase):
+    """The corpus mounted with -o allow_other (servers read as another
+    user than the one who mounted) and served by `make_server(mountpoint)`
+    as `cls.server`: started after the mount, stopped before the unmount
+    (a server holding the mount makes it EBUSY), checked alive after each
+    test. `cls.files` is served_files() of the corpus."""
+    make_source = staticmethod(make_source)
+    mount_args = ("-o", "allow_other")
+    make_server = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.server = cls.make_server(cls.m.mountpoint)
+        try:
+            cls.server.start()
+        except BaseException:
+            super().tearDownClass()
+            raise
+        cls.files = served_files(cls.src.path)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.server.stop()
+        finally:
+            super().tearDownClass()
+
+    def tearDown(self):
+        self.server.check_alive()
+        super().tearDown()
