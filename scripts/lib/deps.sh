@@ -10,6 +10,7 @@ packages=(
   python3 python3-numpy
   attr man-db groff-base valgrind
   build-essential debhelper dpkg-dev lintian fakeroot
+  samba smbclient nginx curl python3-fsspec python3-aiohttp python3-requests
   "$@"
 )
 
