@@ -53,7 +53,22 @@ typedef struct af_error {
 /** A short constant name for a status ("truncated", "bad header", ...). */
 const char *af_status_str(af_status st);
 
-/** The errno a file system should answer for a status (EIO, ENOMEM, ...). */
+/**
+ * The errno a file system answers for a failure with status @p st: the
+ * one table, the same whether the failure is found when a file is opened
+ * or when it is read.
+ *  - AF_OK: 0.
+ *  - AF_E_NOMEM: ENOMEM. Out of memory; trying again may work.
+ *  - AF_E_LIMIT: EFBIG. A documented size limit of this library (an LZ4
+ *    block over AF_LZ4_MAX_DECODED, ...): the file is valid, too large here.
+ *  - Every other status: EIO. The bytes cannot be served: the source is
+ *    broken, truncated, changed or unreadable, or uses a feature this
+ *    library does not read (AF_E_UNSUPPORTED: EOPNOTSUPP would tell cp
+ *    and friends that reading itself is not supported), or a check
+ *    failed (AF_E_INVAL: EINVAL would blame the reader's arguments).
+ * An AF_E_IO keeps the failed call's errno in af_error.sys_errno for the
+ * log line; the answer is still EIO.
+ */
 int af_status_errno(af_status st);
 
 /**

@@ -32,12 +32,11 @@ const char *af_status_str(af_status st)
 
 int af_status_errno(af_status st)
 {
+	/* af_status.h says why each one is what it is */
 	switch (st) {
 	case AF_OK: return 0;
 	case AF_E_NOMEM: return ENOMEM;
 	case AF_E_LIMIT: return EFBIG;
-	case AF_E_INVAL: return EINVAL;
-	case AF_E_UNSUPPORTED: return EOPNOTSUPP;
 	default: return EIO;
 	}
 }
