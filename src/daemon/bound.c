@@ -8,6 +8,7 @@
 
 #include "bound.h"
 #include "ctx.h"
+#include "fail.h"
 #include "handle.h"
 
 static uint64_t now_ms(void)
@@ -130,9 +131,10 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 }
 
 int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
-		  struct afd_handle **out)
+		  struct afd_handle **out, struct afd_failure *why)
 {
 	struct afd_boundset *s = &c->bound;
+	afd_failure_clear(why);
 	pthread_mutex_lock(&s->lock);
 	struct afd_bound *b = n->bound;
 	if (b) {
@@ -153,11 +155,10 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 		return -ENOMEM;
 	struct afd_handle *h;
 	bool keep;
-	int rc = afd_handle_open(c, n, O_RDONLY, &h, &keep);
+	int rc = afd_handle_open(c, n, O_RDONLY, &h, &keep, why);
 	if (rc == 0 && n->version && afd_handle_version(h) != n->version) {
-		afd_handle_log_stale(c, h);
+		rc = afd_handle_stale(h, why);
 		afd_handle_close(h);
-		rc = -EIO;
 	}
 	if (rc < 0) {
 		free(b);

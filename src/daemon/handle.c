@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "fail.h"
 #include "handle.h"
 #include "spipe.h"
 #include "tree.h"
@@ -56,13 +57,25 @@ size_t afd_handle_cost(const struct afd_handle *h)
 	return h->cost;
 }
 
-void afd_handle_log_stale(struct afd_ctx *c, const struct afd_handle *h)
+int afd_handle_stale(const struct afd_handle *h, struct afd_failure *why)
 {
 	af_error err;
 	af_error_set(&err, AF_E_IO, AF_NO_OFFSET,
 		     "the source changed after it was looked up; reading it "
 		     "again by its path shows the new version");
-	afd_log_broken(&c->log, h->version ^ 0x57a1e, h->where, &err);
+	struct afd_logkey k = { AFD_LINE_STALE, h->version, 0 };
+	return afd_failure_set(why, &k, h->where, &err);
+}
+
+/*
+ * Record @p err as why @p h failed, said once per @p kind and @p index for
+ * the file it serves in the version it opened. Returns the -errno to pass up.
+ */
+static int fail(const struct afd_handle *h, struct afd_failure *why,
+		enum afd_line kind, uint64_t index, const af_error *err)
+{
+	struct afd_logkey k = { kind, afd_ident_key(h->where, &h->id), index };
+	return afd_failure_set(why, &k, h->where, err);
 }
 
 const struct stat *afd_handle_attr(const struct afd_handle *h)
@@ -134,7 +147,7 @@ static int open_plain(struct afd_ctx *c, struct afd_node *n,
 }
 
 static int open_text(const struct afd_arrinfo *ai, enum afd_entry e,
-		     struct afd_handle *h)
+		     struct afd_handle *h, struct afd_failure *why)
 {
 	af_status st = AF_E_INVAL;
 	if (e == AE_SHAPE)
@@ -143,14 +156,19 @@ static int open_text(const struct afd_arrinfo *ai, enum afd_entry e,
 		st = af_text_dtype(&ai->a, &h->text, &h->tlen);
 	else if (e == AE_HEADER)
 		st = af_text_header(&ai->a, &h->text, &h->tlen);
-	if (st != AF_OK)
-		return -af_status_errno(st);
+	if (st != AF_OK) {
+		af_error err;
+		af_error_set(&err, st, AF_NO_OFFSET, "cannot write its text: %s",
+			     af_status_str(st));
+		return fail(h, why, AFD_LINE_OPEN, 0, &err);
+	}
 	h->kind = H_TEXT;
 	return 0;
 }
 
 static int open_sourced(struct afd_ctx *c, struct afd_node *n,
-			struct afd_handle *h, uint64_t *version)
+			struct afd_handle *h, uint64_t *version,
+			struct afd_failure *why)
 {
 	struct afd_id id = afd_id_of(n);
 	struct afd_res r;
@@ -160,6 +178,7 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 	if (rc < 0)
 		return rc;
 	h->sf = r.sf;
+	h->id = r.sf->id;
 	*version = r.sf->key;
 	afd_attr(c, &id, &r, &h->attr);
 	if (n->kind == NK_ENTRY &&
@@ -168,20 +187,26 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 			close(h->fd);
 			h->fd = -1;
 		}
-		return open_text(r.ai, n->entry, h);
+		return open_text(r.ai, n->entry, h, why);
 	}
 	if (file_backed) {
 		af_source_init_fd(&h->fsrc, h->fd, 0, (uint64_t)r.sf->st.st_size);
 		h->src = &h->fsrc;
 		h->check_fd = h->fd;
 	} else {
-		rc = afd_src_member_open(c, r.sf, (size_t)r.midx, &h->src);
+		af_error err;
+		rc = afd_src_member_open(c, r.sf, (size_t)r.midx, &h->src, &err);
+		if (rc < 0 && err.status != AF_OK) {
+			/* once per member, whichever of its files met it first */
+			struct afd_logkey k = { AFD_LINE_MEMBER_OPEN, r.sf->key,
+						(uint64_t)r.midx };
+			return afd_failure_set(why, &k, h->where, &err);
+		}
 		if (rc < 0)
 			return rc;
 		h->midx = r.midx;
 		h->check_fd = r.sf->fd;
 	}
-	h->id = r.sf->id;
 	if (n->kind == NK_MEMBER) {
 		h->kind = H_RAW;
 		return 0;
@@ -190,24 +215,24 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 		[AE_DATA] = AF_VIEW_DATA, [AE_NPY] = AF_VIEW_NPY, [AE_RA] = AF_VIEW_RA };
 	af_error err;
 	af_error_clear(&err);
-	/* data and B.npy decode an LZ4 block whole; B.ra of a .ra is the
-	 * source file itself */
-	if (r.ai->a.compression == AF_COMP_LZ4 && n->entry != AE_RA)
-		h->cost = r.ai->a.data_size < SIZE_MAX ? (size_t)r.ai->a.data_size :
-							 SIZE_MAX;
+	const af_zip_entry *me = n->member ?
+		af_zip_entry_at(r.sf->zip, (size_t)r.midx) : NULL;
+	af_cost cost = af_view_cost(&r.ai->a, me, vk[n->entry]);
+	h->cost = cost.held < SIZE_MAX ? (size_t)cost.held : SIZE_MAX;
 	af_status st = af_view_open(&h->view, &r.ai->a, h->src, vk[n->entry], &err);
 	if (st != AF_OK) {
 		h->view = NULL;
-		afd_log_broken(&c->log, r.sf->key ^ n->entry, h->where, &err);
-		return -af_status_errno(st);
+		return fail(h, why, AFD_LINE_OPEN, 0, &err);
 	}
 	h->kind = H_VIEW;
 	return 0;
 }
 
 int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
-		    struct afd_handle **out, bool *keep_cache)
+		    struct afd_handle **out, bool *keep_cache,
+		    struct afd_failure *why)
 {
+	afd_failure_clear(why);
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		return -EROFS;
 	switch (n->kind) {
@@ -233,7 +258,7 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 	}
 	uint64_t version = 0;
 	int rc = n->kind == NK_FILE ? open_plain(c, n, h, &version) :
-		 open_sourced(c, n, h, &version);
+		 open_sourced(c, n, h, &version, why);
 	if (rc < 0) {
 		afd_handle_close(h);
 		return rc;
@@ -257,7 +282,7 @@ void afd_rbuf_free(struct afd_rbuf *rb)
 }
 
 /* The source under this handle must still hold the bytes it had at open. */
-static int check_unchanged(struct afd_ctx *c, struct afd_handle *h)
+static int check_unchanged(struct afd_handle *h, struct afd_failure *why)
 {
 	if (h->check_fd < 0)
 		return 0;
@@ -275,9 +300,7 @@ static int check_unchanged(struct afd_ctx *c, struct afd_handle *h)
 	} else {
 		return 0;
 	}
-	afd_log_broken(&c->log, afd_ident_key(h->where, &h->id) ^ 0x5eed,
-		       h->where, &err);
-	return -EIO;
+	return fail(h, why, AFD_LINE_CHANGED, 0, &err);
 }
 
 static struct fuse_buf *piece(struct afd_rbuf *rb)
@@ -298,8 +321,6 @@ static void *scratch(struct afd_rbuf *rb, size_t n)
 	return p;
 }
 
-static int read_fail(struct afd_ctx *c, struct afd_handle *h, af_error *err);
-
 /*
  * Bytes [pos, pos + n) of @p fd as pieces: spliced into this thread's pipe
  * as far as it holds, the rest copied. An I/O error is -EIO; a file that
@@ -308,7 +329,7 @@ static int read_fail(struct afd_ctx *c, struct afd_handle *h, af_error *err);
  */
 static int fd_piece(struct afd_ctx *c, struct afd_handle *h,
 		    struct afd_rbuf *rb, int fd, uint64_t pos, size_t n,
-		    bool strict)
+		    bool strict, struct afd_failure *why)
 {
 	af_error err;
 	ssize_t got = 0;
@@ -350,7 +371,7 @@ static int fd_piece(struct afd_ctx *c, struct afd_handle *h,
 		af_error_set(&err, AF_E_TRUNCATED, pos + (uint64_t)got + done,
 			     "the source ends at byte %llu, before the data does",
 			     (unsigned long long)(pos + (uint64_t)got + done));
-		return read_fail(c, h, &err);
+		return fail(h, why, AFD_LINE_READ, err.status, &err);
 	}
 	if (done > 0) {
 		struct fuse_buf *b = piece(rb);
@@ -361,19 +382,13 @@ static int fd_piece(struct afd_ctx *c, struct afd_handle *h,
 io_error:
 	af_error_set(&err, AF_E_IO, pos, "read failed near byte %llu: %s",
 		     (unsigned long long)pos, strerror((int)-got));
-	return read_fail(c, h, &err);
-}
-
-static int read_fail(struct afd_ctx *c, struct afd_handle *h, af_error *err)
-{
-	afd_log_broken(&c->log, afd_ident_key(h->where, &h->id) ^ err->status,
-		       h->where, err);
-	return err->status == AF_E_NOMEM ? -ENOMEM : -EIO;
+	err.sys_errno = (int)-got;
+	return fail(h, why, AFD_LINE_READ, err.status, &err);
 }
 
 /* Copy [pos, end) of the view into one scratch buffer piece. */
-static int copy_rest(struct afd_ctx *c, struct afd_handle *h,
-		     struct afd_rbuf *rb, uint64_t pos, uint64_t end)
+static int copy_rest(struct afd_handle *h, struct afd_rbuf *rb, uint64_t pos,
+		     uint64_t end, struct afd_failure *why)
 {
 	size_t n = (size_t)(end - pos), got = 0;
 	void *p = scratch(rb, n);
@@ -382,12 +397,12 @@ static int copy_rest(struct afd_ctx *c, struct afd_handle *h,
 	if (!p)
 		return -ENOMEM;
 	if (af_view_read(h->view, p, n, pos, &got, &err) != AF_OK)
-		return read_fail(c, h, &err);
+		return fail(h, why, AFD_LINE_READ, err.status, &err);
 	if (got != n) {
 		af_error_set(&err, AF_E_TRUNCATED, pos + got,
 			     "view ended early at byte %llu",
 			     (unsigned long long)(pos + got));
-		return read_fail(c, h, &err);
+		return fail(h, why, AFD_LINE_READ, err.status, &err);
 	}
 	struct fuse_buf *b = piece(rb);
 	b->mem = p;
@@ -396,13 +411,13 @@ static int copy_rest(struct afd_ctx *c, struct afd_handle *h,
 }
 
 static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
-		     uint64_t end, struct afd_rbuf *rb)
+		     uint64_t end, struct afd_rbuf *rb, struct afd_failure *why)
 {
 	uint64_t pos = off;
 	while (pos < end) {
 		if (rb->bv->count + 2 >= AFD_READ_MAX_PIECES ||
 		    rb->nscratch + 1 >= sizeof(rb->scratch) / sizeof(rb->scratch[0])) {
-			int rc = copy_rest(c, h, rb, pos, end);
+			int rc = copy_rest(h, rb, pos, end, why);
 			if (rc < 0)
 				return rc;
 			break;
@@ -412,7 +427,7 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 			af_error err;
 			af_error_set(&err, AF_E_RANGE, pos,
 				     "no extent at byte %llu", (unsigned long long)pos);
-			return read_fail(c, h, &err);
+			return fail(h, why, AFD_LINE_READ, err.status, &err);
 		}
 		uint64_t n = e.len < end - pos ? e.len : end - pos;
 		if (e.kind == AF_EXTENT_MEMORY) {
@@ -421,11 +436,12 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 			b->size = (size_t)n;
 		} else if (e.kind == AF_EXTENT_SOURCE && h->src->fd >= 0) {
 			int rc = fd_piece(c, h, rb, h->src->fd,
-					  h->src->fd_base + e.src_off, (size_t)n, true);
+					  h->src->fd_base + e.src_off, (size_t)n,
+					  true, why);
 			if (rc < 0)
 				return rc;
 		} else {
-			int rc = copy_rest(c, h, rb, pos, pos + n);
+			int rc = copy_rest(h, rb, pos, pos + n, why);
 			if (rc < 0)
 				return rc;
 		}
@@ -435,18 +451,19 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 }
 
 static int read_raw(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
-		    uint64_t end, struct afd_rbuf *rb)
+		    uint64_t end, struct afd_rbuf *rb, struct afd_failure *why)
 {
 	size_t n = (size_t)(end - off);
 	if (h->src->fd >= 0)
-		return fd_piece(c, h, rb, h->src->fd, h->src->fd_base + off, n, true);
+		return fd_piece(c, h, rb, h->src->fd, h->src->fd_base + off, n,
+				true, why);
 	void *p = scratch(rb, n);
 	if (!p)
 		return -ENOMEM;
 	af_error err;
 	af_error_clear(&err);
 	if (af_source_read_exact(h->src, p, n, off, &err) != AF_OK)
-		return read_fail(c, h, &err);
+		return fail(h, why, AFD_LINE_READ, err.status, &err);
 	struct fuse_buf *b = piece(rb);
 	b->mem = p;
 	b->size = n;
@@ -454,8 +471,9 @@ static int read_raw(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 }
 
 int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
-		    off_t off, struct afd_rbuf *rb)
+		    off_t off, struct afd_rbuf *rb, struct afd_failure *why)
 {
+	afd_failure_clear(why);
 	memset(rb, 0, sizeof(*rb));
 	rb->bv = calloc(1, sizeof(struct fuse_bufvec) +
 			     AFD_READ_MAX_PIECES * sizeof(struct fuse_buf));
@@ -470,7 +488,7 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 		 * of a file that shrank is just an earlier end */
 		rb->copy = (uint64_t)h->attr.st_size <= o ||
 			   (uint64_t)h->attr.st_size - o < AFD_SPLICE_MIN;
-		return fd_piece(c, h, rb, h->fd, o, size, false);
+		return fd_piece(c, h, rb, h->fd, o, size, false, why);
 	case H_TEXT:
 		if (o < h->tlen) {
 			struct fuse_buf *b = piece(rb);
@@ -496,11 +514,11 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 	 * this check (a writer then shortens or re-times the file first), and
 	 * decoded bytes were read before the second one.
 	 */
-	int rc = check_unchanged(c, h);
+	int rc = check_unchanged(h, why);
 	if (rc == 0)
-		rc = h->kind == H_RAW ? read_raw(c, h, o, end, rb) :
-					read_view(c, h, o, end, rb);
+		rc = h->kind == H_RAW ? read_raw(c, h, o, end, rb, why) :
+					read_view(c, h, o, end, rb, why);
 	if (rc == 0 && rb->nscratch)
-		rc = check_unchanged(c, h);
+		rc = check_unchanged(h, why);
 	return rc;
 }

@@ -25,6 +25,7 @@
 struct afd_ctx;
 struct afd_node;
 struct afd_handle;
+struct afd_failure;
 
 struct afd_spipe;
 
@@ -40,16 +41,20 @@ struct afd_rbuf {
 /**
  * Open node @p n with open(2) @p flags. *keep_cache tells whether the page
  * cache may be kept (the source has not changed since it was last served).
- * Returns 0 or -errno (-EROFS for any write access).
+ * Returns 0 or -errno (-EROFS for any write access); a failure with a
+ * reason (a broken source or member) is recorded in @p why, for the reply
+ * to log and answer (fail.h).
  */
 int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
-		    struct afd_handle **out, bool *keep_cache);
+		    struct afd_handle **out, bool *keep_cache,
+		    struct afd_failure *why);
 /**
  * Prepare the bytes [off, off + size) (clipped at the end) in @p rb.
- * Returns 0 or -errno (after one log line).
+ * Returns 0 or -errno; a failure with a reason (the source failed, ended
+ * early or changed) is recorded in @p why (fail.h).
  */
 int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
-		    off_t off, struct afd_rbuf *rb);
+		    off_t off, struct afd_rbuf *rb, struct afd_failure *why);
 /** After the reply: free the scratch, empty the pipe. */
 void afd_rbuf_free(struct afd_rbuf *rb);
 /**
@@ -68,7 +73,10 @@ void afd_handle_close(struct afd_handle *h);
 uint64_t afd_handle_version(const struct afd_handle *h);
 /** Heap bytes @p h may hold once read (a decoded LZ4 block), else 0. */
 size_t afd_handle_cost(const struct afd_handle *h);
-/** Log, once per version, that @p h is of a newer version than its node. */
-void afd_handle_log_stale(struct afd_ctx *c, const struct afd_handle *h);
+/**
+ * Record in @p why that @p h is of a newer version of its source than its
+ * node (said once per version). Returns -EIO.
+ */
+int afd_handle_stale(const struct afd_handle *h, struct afd_failure *why);
 
 #endif /* ARRAYFS_DAEMON_HANDLE_H */

@@ -6,15 +6,14 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "hash.h"
 #include "log.h"
-
-/* The set is cleared when full: a line may then repeat, memory stays bounded. */
-#define AFD_LOG_SEEN_MAX 65536u
 
 int afd_log_init(struct afd_log *lg, bool debug)
 {
 	memset(lg, 0, sizeof(*lg));
 	lg->debug = debug;
+	lg->out = stderr;
 	lg->cap = AFD_LOG_SEEN_MAX * 2;
 	lg->seen = calloc(lg->cap, sizeof(*lg->seen));
 	if (!lg->seen)
@@ -58,7 +57,7 @@ static void vlog(struct afd_log *lg, enum afd_log_level lvl, const char *fmt,
 		syslog(prio[lvl], "%s", line);
 	} else {
 		/* one fprintf per line keeps lines whole across threads */
-		fprintf(stderr, "arrayfs: %s\n", line);
+		fprintf(lg->out, "arrayfs: %s\n", line);
 	}
 }
 
@@ -72,10 +71,27 @@ void afd_log(struct afd_log *lg, enum afd_log_level lvl, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Returns true the first time @p key is seen. */
-static bool first_time(struct afd_log *lg, uint64_t key)
+static bool key_eq(const struct afd_logkey *a, const struct afd_logkey *b)
 {
-	if (key == 0)
+	return a->kind == b->kind && a->source == b->source &&
+	       a->index == b->index;
+}
+
+/* The slot to start looking for @p key in (the fields hashed one by one:
+ * the struct's padding is not part of the key). */
+static size_t key_slot(const struct afd_logkey *key, size_t mask)
+{
+	uint32_t kind = (uint32_t)key->kind;
+	uint64_t h = afd_hash_bytes(AFD_FNV_SEED, &kind, sizeof(kind));
+	h = afd_hash_bytes(h, &key->source, sizeof(key->source));
+	h = afd_hash_bytes(h, &key->index, sizeof(key->index));
+	return (size_t)afd_hash_mix(h) & mask;
+}
+
+/* Returns true the first time @p key is seen. */
+static bool first_time(struct afd_log *lg, const struct afd_logkey *key)
+{
+	if (key->kind == AFD_LINE_ALWAYS)
 		return true;
 	bool fresh = true;
 	pthread_mutex_lock(&lg->lock);
@@ -84,13 +100,13 @@ static bool first_time(struct afd_log *lg, uint64_t key)
 		lg->nseen = 0;
 	}
 	size_t mask = lg->cap - 1;
-	for (size_t i = key & mask;; i = (i + 1) & mask) {
-		if (lg->seen[i] == key) {
+	for (size_t i = key_slot(key, mask);; i = (i + 1) & mask) {
+		if (key_eq(&lg->seen[i], key)) {
 			fresh = false;
 			break;
 		}
-		if (lg->seen[i] == 0) {
-			lg->seen[i] = key;
+		if (lg->seen[i].kind == AFD_LINE_ALWAYS) {
+			lg->seen[i] = *key;
 			lg->nseen++;
 			break;
 		}
@@ -99,8 +115,8 @@ static bool first_time(struct afd_log *lg, uint64_t key)
 	return fresh;
 }
 
-void afd_log_once(struct afd_log *lg, uint64_t key, enum afd_log_level lvl,
-		  const char *fmt, ...)
+void afd_log_once(struct afd_log *lg, const struct afd_logkey *key,
+		  enum afd_log_level lvl, const char *fmt, ...)
 {
 	if ((lvl == AFD_LOG_DEBUG && !lg->debug) || !first_time(lg, key))
 		return;
@@ -110,8 +126,8 @@ void afd_log_once(struct afd_log *lg, uint64_t key, enum afd_log_level lvl,
 	va_end(ap);
 }
 
-void afd_log_broken(struct afd_log *lg, uint64_t key, const char *path,
-		    const af_error *err)
+void afd_log_broken(struct afd_log *lg, const struct afd_logkey *key,
+		    const char *path, const af_error *err)
 {
 	if (!first_time(lg, key))
 		return;

@@ -200,9 +200,11 @@ int afd_notify_watch(struct afd_ctx *c, const char *path, bool *pushed)
 	pthread_mutex_unlock(&n->lock);
 	*pushed = sees_all_changes(fd);
 	close(fd);
+	/* said once a mount, for the first such folder looked up */
+	static const struct afd_logkey network = { AFD_LINE_NETWORK_FS, 0, 0 };
 	if (!*pushed)
-		afd_log_once(&c->log, 0x6e6673 /* once a mount */,
-			     AFD_LOG_INFO, "%s is on a network file system: "
+		afd_log_once(&c->log, &network, AFD_LOG_INFO,
+			     "%s is on a network file system: "
 			     "changes made elsewhere show within %g s",
 			     abs, c->opts.neg_timeout);
 	return wd;

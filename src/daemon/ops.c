@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * The FUSE low-level handlers, named arrayfs_ll_<op>, and their table.
- * This is the only file that replies to the kernel. Every failure maps to
- * an errno here (af_status through af_status_errno, where it is logged).
+ * This is the only file that replies to the kernel, and every failure is
+ * answered here: a plain -errno as it is, and a failure with a reason (an
+ * af_error: a broken source, a read that failed) through afd_fail, which
+ * logs it once and answers af_status_errno of its status (fail.h), the
+ * same errno whether it was met at open or at read.
  *
  * Cache lifetimes: entries and attributes live ctx->opts.entry_timeout
  * seconds (an hour by default). That is safe because a change to a source
@@ -23,6 +26,7 @@
 
 #include "ctx.h"
 #include "dirs.h"
+#include "fail.h"
 #include "handle.h"
 #include "openset.h"
 #include "ops.h"
@@ -36,6 +40,12 @@ static struct afd_ctx *afd_ctx(fuse_req_t req)
 static struct afd_node *node_of(fuse_req_t req, fuse_ino_t ino)
 {
 	return afd_nodes_from_id(&afd_ctx(req)->nodes, ino);
+}
+
+/* Answer failure @p rc of @p req: the one boundary (see the top). */
+static void afd_fail(fuse_req_t req, int rc, const struct afd_failure *why)
+{
+	fuse_reply_err(req, afd_failure_errno(&afd_ctx(req)->log, rc, why));
 }
 
 static void arrayfs_ll_init(void *userdata, struct fuse_conn_info *conn)
@@ -312,9 +322,11 @@ static void arrayfs_ll_open(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	int rc = afd_handle_open(c, node_of(req, ino), fi->flags, &h, &keep);
+	struct afd_failure why;
+	int rc = afd_handle_open(c, node_of(req, ino), fi->flags, &h, &keep,
+				 &why);
 	if (rc < 0) {
-		fuse_reply_err(req, -rc);
+		afd_fail(req, rc, &why);
 		return;
 	}
 	fi->keep_cache = keep;
@@ -328,20 +340,21 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_handle *h;
 	struct afd_rbuf rb;
+	struct afd_failure why;
 	if (fi->fh) {
 		h = open_obj(fi);
 		afd_handle_hold(h);
 	} else {
 		/* opened without a round trip: the node's own handle */
-		int rc = afd_bound_get(c, node_of(req, ino), &h);
+		int rc = afd_bound_get(c, node_of(req, ino), &h, &why);
 		if (rc < 0) {
-			fuse_reply_err(req, -rc);
+			afd_fail(req, rc, &why);
 			return;
 		}
 	}
-	int rc = afd_handle_read(c, h, size, off, &rb);
+	int rc = afd_handle_read(c, h, size, off, &rb, &why);
 	if (rc < 0)
-		fuse_reply_err(req, -rc);
+		afd_fail(req, rc, &why);
 	else if (rb.bv->count == 0)
 		fuse_reply_buf(req, NULL, 0);
 	else

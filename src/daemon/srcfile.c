@@ -250,12 +250,14 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 			goto broken;
 		}
 		/* once per archive version, however often it is re-read */
-		for (size_t i = 0; i < af_zip_warning_count(sf->zip); i++)
-			afd_log_once(&c->log, sf->key ^ afd_hash_mix(i + 7),
-				     AFD_LOG_WARN, "%s: %s", path,
+		for (size_t i = 0; i < af_zip_warning_count(sf->zip); i++) {
+			struct afd_logkey k = { AFD_LINE_ZIP_WARNING, sf->key, i };
+			afd_log_once(&c->log, &k, AFD_LOG_WARN, "%s: %s", path,
 				     af_zip_warning(sf->zip, i));
+		}
+		struct afd_logkey long_names = { AFD_LINE_ZIP_LONG_NAMES, sf->key, 0 };
 		if (skipped)
-			afd_log_once(&c->log, sf->key ^ 0x6c6f6e67,
+			afd_log_once(&c->log, &long_names,
 				     AFD_LOG_WARN, "%s: %zu member(s) left out: "
 				     "a name part is longer than 255 bytes", path,
 				     skipped);
@@ -264,8 +266,9 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 	}
 	if (af_array_parse_named(name, &src, &sf->arr.a, &err) != AF_OK)
 		goto broken;
+	struct afd_logkey flags = { AFD_LINE_RA_FLAGS, sf->key, 0 };
 	if (sf->arr.a.ra_unknown_flags)
-		afd_log_once(&c->log, sf->key ^ 0x666c6167, AFD_LOG_WARN,
+		afd_log_once(&c->log, &flags, AFD_LOG_WARN,
 			"%s: unknown RawArray flag bits 0x%llx ignored", path,
 			(unsigned long long)sf->arr.a.ra_unknown_flags);
 	sf->arr.offset = sf->arr.a.data_offset;
@@ -273,7 +276,9 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 	sf->kind = SK_ARRAY;
 	return sf;
 broken:
-	afd_log_broken(&c->log, sf->key, path, &err);
+	afd_log_broken(&c->log,
+		       &(struct afd_logkey){ AFD_LINE_UNPARSED, sf->key, 0 },
+		       path, &err);
 	return sf;
 }
 
@@ -428,12 +433,6 @@ long afd_src_find(const struct afd_src *sf, const char *member)
 	return e && !e->is_dir ? i : -1;
 }
 
-static bool readable_method(const af_zip_entry *e)
-{
-	return (e->method == AF_ZIP_STORED || e->method == AF_ZIP_DEFLATED) &&
-	       !(e->flags & 1u);
-}
-
 /* Parse member @p i's npy header (mlock held). */
 static void member_parse(struct afd_ctx *c, struct afd_src *sf, size_t i,
 			 struct afd_minfo *mi)
@@ -443,12 +442,8 @@ static void member_parse(struct afd_ctx *c, struct afd_src *sf, size_t i,
 	char *where = malloc(plen + strlen(e->name) + 2);
 	af_error err;
 	af_error_clear(&err);
-	if (!readable_method(e)) {
+	if (!af_zip_entry_readable(e, &err)) {
 		mi->state = MS_ABSENT;
-		af_error_set(&err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
-			     "member uses %s (method %u), which is not supported",
-			     (e->flags & 1u) ? "encryption" : "a compression",
-			     (unsigned)e->method);
 		goto log;
 	}
 	mi->state = MS_PLAIN;
@@ -477,7 +472,8 @@ static void member_parse(struct afd_ctx *c, struct afd_src *sf, size_t i,
 log:
 	if (where) {
 		sprintf(where, "%s/%s", sf->path, e->name);
-		afd_log_broken(&c->log, sf->key ^ afd_hash_mix(i + 1), where, &err);
+		struct afd_logkey k = { AFD_LINE_MEMBER_PARSE, sf->key, i };
+		afd_log_broken(&c->log, &k, where, &err);
 	}
 out:
 	free(where);
@@ -503,7 +499,7 @@ const struct afd_minfo *afd_src_member(struct afd_ctx *c, struct afd_src *sf,
 
 bool afd_src_member_hidden(struct afd_src *sf, size_t i)
 {
-	if (!readable_method(af_zip_entry_at(sf->zip, i)))
+	if (!af_zip_entry_readable(af_zip_entry_at(sf->zip, i), NULL))
 		return true;
 	pthread_mutex_lock(&sf->mlock);
 	bool hidden = sf->minfo[i] && sf->minfo[i]->state == MS_ABSENT;
@@ -512,8 +508,9 @@ bool afd_src_member_hidden(struct afd_src *sf, size_t i)
 }
 
 int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
-			const af_source **src)
+			const af_source **src, af_error *why)
 {
+	af_error_clear(why);
 	if (!afd_src_member(c, sf, i))
 		return -ENOMEM;
 	int rc = 0;
@@ -522,13 +519,9 @@ int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
 	if (mi->state == MS_ABSENT) {
 		rc = -ENOENT;
 	} else if (!mi->m) {
-		af_error err;
-		af_error_clear(&err);
-		af_status st = af_member_open(&mi->m, sf->zip, i, &err);
+		af_status st = af_member_open(&mi->m, sf->zip, i, why);
 		if (st != AF_OK) {
 			mi->m = NULL;
-			afd_log_broken(&c->log, sf->key ^ afd_hash_mix(i + 3),
-				       sf->path, &err);
 			rc = -af_status_errno(st);
 		}
 	}

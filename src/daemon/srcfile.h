@@ -115,9 +115,13 @@ void afd_src_drop(struct afd_ctx *c, const char *path);
  */
 const struct afd_minfo *afd_src_member(struct afd_ctx *c, struct afd_src *sf,
 				       size_t i);
-/** Open member @p i for reading (shared, counted). Returns 0 or -errno. */
+/**
+ * Open member @p i for reading (shared, counted). Returns 0 or -errno;
+ * when the archive's member fails to open, @p why (not NULL) says why,
+ * for the caller to report (else its status is AF_OK).
+ */
 int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
-			const af_source **src);
+			const af_source **src, af_error *why);
 void afd_src_member_close(struct afd_src *sf, size_t i);
 
 /** True if member @p i is left out of listings (a method or encryption
