@@ -76,6 +76,9 @@ typedef struct af_array {
 	uint64_t ra_size;
 	/* .ra: flag bits this library does not know (warn, do not refuse) */
 	uint64_t ra_unknown_flags;
+	/* the source holds the data alone (a stack, af_stack.h): no view is
+	 * the source file itself, every view writes its own header */
+	bool headerless;
 } af_array;
 
 /** Release what @p a owns and zero it. NULL and zeroed arrays are fine. */

@@ -16,6 +16,7 @@
 #include "af_inflate.h"
 #include "af_view.h"
 #include "af_sniff.h"
+#include "af_stack.h"
 
 #define ARRAYFS_VERSION "0.1.0"
 

@@ -54,8 +54,9 @@ struct af_view {
  */
 static view_data view_plan(const af_array *a, af_view_kind kind)
 {
-	if ((kind == AF_VIEW_NPY && a->format == AF_FORMAT_NPY) ||
-	    (kind == AF_VIEW_RA && a->format == AF_FORMAT_RA))
+	if (!a->headerless &&
+	    ((kind == AF_VIEW_NPY && a->format == AF_FORMAT_NPY) ||
+	     (kind == AF_VIEW_RA && a->format == AF_FORMAT_RA)))
 		return VIEW_DATA_WHOLE;
 	if (a->compression == AF_COMP_LZ4)
 		return VIEW_DATA_LZ4;

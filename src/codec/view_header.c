@@ -42,67 +42,93 @@ static af_status ra_descr(const af_array *a, char *out, size_t cap,
 	return AF_OK;
 }
 
+/*
+ * The .npy dict of a .ra array: its derived descr, 'fortran_order': True
+ * and the dims. Always True, as the contract says, although np.save of the
+ * reference reader's array writes False when that array is also
+ * C-contiguous (at most one dim > 1, or empty): numpy loads both alike,
+ * and one rule is easier to rely on than numpy's flags. malloc'd.
+ */
+static af_status ra_npy_dict(const af_array *a, char **out, af_error *err)
+{
+	char descr[32];
+	af_status st = ra_descr(a, descr, sizeof(descr), err);
+	if (st != AF_OK)
+		return st;
+	size_t cap = 128 + sizeof(descr) + (size_t)a->ndim * 22;
+	char *dict = malloc(cap);
+	if (!dict)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "no memory for a %zu-byte .npy header", cap);
+	size_t n = (size_t)snprintf(dict, cap,
+				    "{'descr': '%s', 'fortran_order': True, 'shape': (",
+				    descr);
+	for (unsigned i = 0; i < a->ndim; i++)
+		n += (size_t)snprintf(dict + n, cap - n, "%s%" PRIu64,
+				      i ? ", " : "", a->shape[i]);
+	snprintf(dict + n, cap - n, "%s), }", a->ndim == 1 ? "," : "");
+	*out = dict;
+	return AF_OK;
+}
+
 af_status af_view_npy_header(const af_array *a, unsigned char **out,
 			     size_t *len, af_error *err)
 {
 	*out = NULL;
 	*len = 0;
-	char descr[32];
-	af_status st = ra_descr(a, descr, sizeof(descr), err);
-	if (st != AF_OK)
-		return st;
 	if (a->ndim > AF_NDIM_MAX)
 		return af_error_set(err, AF_E_SHAPE, AF_NO_OFFSET,
 				    "%u dims is more than %u", a->ndim,
 				    AF_NDIM_MAX);
-	/*
-	 * Always 'fortran_order': True, as the contract says, although np.save
-	 * of the reference reader's array writes False when that array is also
-	 * C-contiguous (at most one dim > 1, or empty): numpy loads both alike,
-	 * and one rule is easier to rely on than numpy's flags.
-	 */
-	const bool fortran = true;
-
-	/*
-	 * One buffer: the 10-byte version 1.0 prefix, the dict, growth spaces,
-	 * alignment padding and '\n'. With at most AF_NDIM_MAX dims (2 + 20
-	 * digits each) the dict stays under 2 KiB, so the 16-bit length of
-	 * version 1.0 always suffices and numpy's 2.0 fallback never applies.
-	 */
-	size_t prefix = NPY_MAGIC_LEN + 2;
-	size_t cap = prefix + 128 + sizeof(descr) + (size_t)a->ndim * 22 +
-		     NPY_GROWTH_AXIS_MAX_DIGITS + NPY_ARRAY_ALIGN;
+	/* a .npy array written anew (a stack) brings its own dict */
+	char *dict = NULL;
+	if (a->format == AF_FORMAT_NPY) {
+		if (!a->header_text)
+			return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+					    "a .npy array without its header dict");
+		dict = strdup(a->header_text);
+		if (!dict)
+			return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+					    "no memory for a .npy header");
+	} else {
+		af_status st = ra_npy_dict(a, &dict, err);
+		if (st != AF_OK)
+			return st;
+	}
+	size_t n = strlen(dict);
+	/* numpy >= 1.24 leaves room to grow the outermost axis; version 1.0
+	 * unless the header needs more than its 16-bit length (then 2.0) */
+	unsigned growth = 0;
+	if (a->ndim > 0)
+		growth = NPY_GROWTH_AXIS_MAX_DIGITS -
+			 decimal_digits(a->shape[a->fortran_order ? a->ndim - 1 : 0]);
+	bool v2 = n + growth + NPY_ARRAY_ALIGN + NPY_MAGIC_LEN + 2 + 1 > 0xffff;
+	size_t prefix = NPY_MAGIC_LEN + (v2 ? 4 : 2);
+	size_t cap = prefix + n + growth + NPY_ARRAY_ALIGN + 1;
 	unsigned char *buf = malloc(cap);
-	if (!buf)
+	if (!buf) {
+		free(dict);
 		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "no memory for a %zu-byte .npy header", cap);
-	char *dict = (char *)buf + prefix;
-	size_t room = cap - prefix;
-	size_t n = (size_t)snprintf(dict, room,
-				    "{'descr': '%s', 'fortran_order': %s, 'shape': (",
-				    descr, fortran ? "True" : "False");
-	for (unsigned i = 0; i < a->ndim; i++)
-		n += (size_t)snprintf(dict + n, room - n, "%s%" PRIu64,
-				      i ? ", " : "", a->shape[i]);
-	n += (size_t)snprintf(dict + n, room - n, "%s), }",
-			      a->ndim == 1 ? "," : "");
-	if (a->ndim > 0) {
-		/* numpy >= 1.24 leaves room to grow the outermost axis */
-		uint64_t axis = a->shape[fortran ? a->ndim - 1 : 0];
-		unsigned pad = NPY_GROWTH_AXIS_MAX_DIGITS - decimal_digits(axis);
-		memset(dict + n, ' ', pad);
-		n += pad;
 	}
+	char *body = (char *)buf + prefix;
+	memcpy(body, dict, n);
+	free(dict);
+	memset(body + n, ' ', growth);
+	n += growth;
 	/* format.py _wrap_header: pad with spaces so that the data, after the
 	 * final '\n', starts at a multiple of 64 */
 	size_t padlen = NPY_ARRAY_ALIGN - (prefix + n + 1) % NPY_ARRAY_ALIGN;
-	memset(dict + n, ' ', padlen);
-	dict[n + padlen] = '\n';
+	memset(body + n, ' ', padlen);
+	body[n + padlen] = '\n';
 	size_t hlen = n + padlen + 1;
 	memcpy(buf, "\x93NUMPY", 6);
-	buf[6] = 1;
+	buf[6] = v2 ? 2 : 1;
 	buf[7] = 0;
-	af_put_le16(buf + 8, (uint16_t)hlen);
+	if (v2)
+		af_put_le32(buf + 8, (uint32_t)hlen);
+	else
+		af_put_le16(buf + 8, (uint16_t)hlen);
 	*out = buf;
 	*len = prefix + hlen;
 	return AF_OK;

@@ -12,6 +12,7 @@
 #include "arrayfs/arrayfs.h"
 #include "cli_common.h"
 #include "json.h"
+#include "stack_scan.h"
 
 #define PROG "arrayinfo"
 
@@ -19,6 +20,7 @@ enum { EXIT_BROKEN = 1, EXIT_USAGE = 2 };
 
 typedef struct info_opts {
 	bool json;
+	bool stack;   /* --stack: describe the stack each FOLDER would give */
 	bool first;  /* JSON: no comma before the next file object yet */
 	bool printed; /* text: a block is out, so the next one needs a blank line */
 } info_opts;
@@ -346,12 +348,68 @@ static int info_one(info_opts *o, const char *path)
 	return info_array_file(o, path, &f, kind);
 }
 
+/* --stack: the stack @p path (a folder or an .npz) would give, or why none. */
+static int info_stack(info_opts *o, const char *path)
+{
+	stack_scan s;
+	af_error why;
+	if (o->json && !o->first)
+		printf(",\n ");
+	o->first = false;
+	af_status st = stack_scan_path(path, &s, &why);
+	if (st != AF_OK) {
+		char what[4096];
+		if (s.culprit)
+			snprintf(what, sizeof(what), "%s: no stack: %s", path,
+				 s.culprit);
+		else
+			snprintf(what, sizeof(what), "%s: no stack", path);
+		cli_report(PROG, what, &why);
+		if (o->json) {
+			printf("{\"stack\": ");
+			json_string(stdout, path);
+			printf(", \"member\": ");
+			if (s.culprit)
+				json_string(stdout, s.culprit);
+			else
+				printf("null");
+			printf(", \"error\": ");
+			json_error(&why);
+			printf("}");
+		}
+		stack_scan_free(&s);
+		return EXIT_BROKEN;
+	}
+	if (o->json) {
+		printf("{\"stack\": ");
+		json_string(stdout, path);
+		printf(", \"members\": %zu, \"first\": ", s.n);
+		json_string(stdout, s.names[0]);
+		printf(", \"last\": ");
+		json_string(stdout, s.names[s.n - 1]);
+		printf(", \"array\": ");
+		json_array(&s.stack);
+		printf("}");
+	} else {
+		text_begin(o);
+		printf("%s: .stack of %zu arrays\n", path, s.n);
+		printf("  first:       %s\n  last:        %s\n", s.names[0],
+		       s.names[s.n - 1]);
+		text_array(&s.stack, "  ");
+	}
+	stack_scan_free(&s);
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fputs("usage: " PROG " [--json] FILE...\n"
+	      "       " PROG " [--json] --stack FOLDER...\n"
 	      "Describe .npy, .npz and .ra files from their headers.\n"
 	      "\n"
 	      "  -j, --json     print one JSON array with an object per file\n"
+	      "  -s, --stack    describe the .stack each FOLDER (or .npz) gives\n"
+	      "                 in an arrayfs mount, or say why it has none\n"
 	      "  -h, --help     print this help and exit\n"
 	      "  -V, --version  print the version and exit\n"
 	      "\n"
@@ -363,6 +421,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "stack", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -370,10 +429,13 @@ int main(int argc, char **argv)
 	info_opts o = { .json = false, .first = true, .printed = false };
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "jhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jshV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;
+			break;
+		case 's':
+			o.stack = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -394,7 +456,7 @@ int main(int argc, char **argv)
 	if (o.json)
 		printf("[");
 	for (int i = optind; i < argc; i++) {
-		rc |= info_one(&o, argv[i]);
+		rc |= o.stack ? info_stack(&o, argv[i]) : info_one(&o, argv[i]);
 	}
 	if (o.json)
 		printf("]\n");

@@ -397,6 +397,90 @@ class TestHeadersOnly(unittest.TestCase):
         self.assertEqual(doc[1]["array"]["count"], n)
 
 
+class TestStack(unittest.TestCase):
+    """--stack FOLDER|NPZ: the .stack the mount would show, or why none."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="arrayinfo-stack-")
+        self.addCleanup(self.tmp.cleanup)
+
+    def folder(self, name, arrays, fortran=False):
+        path = os.path.join(self.tmp.name, name)
+        os.mkdir(path)
+        for fname, a in arrays.items():
+            np.save(os.path.join(path, fname), np.asfortranarray(a) if fortran else a)
+        return path
+
+    def stack_of(self, path):
+        r, out = info_json("--stack", path)
+        return r, out[0]
+
+    def test_a_folder_stacks_in_natural_order(self):
+        arrays = {"img%d.npy" % i: np.full((4, 5), i, "<i2") for i in (0, 1, 2, 9, 10, 11)}
+        path = self.folder("mnist", arrays)
+        with open(os.path.join(path, "notes.txt"), "w") as f:
+            f.write("not an array\n")
+        r, out = self.stack_of(path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(out["members"], 6)
+        self.assertEqual(out["first"], "img0.npy")
+        self.assertEqual(out["last"], "img11.npy")
+        self.assertEqual(out["array"]["shape"], [6, 4, 5])
+        self.assertEqual(out["array"]["dtype"], "<i2")
+        self.assertEqual(out["array"]["data_size"], 6 * 40)
+        text = run([ARRAYINFO, "--stack", path]).stdout.decode()
+        self.assertIn(".stack of 6 arrays", text)
+        self.assertIn("last:        img11.npy", text)
+
+    def test_fortran_members_stack_on_the_last_axis(self):
+        path = self.folder("f", {"a%d.npy" % i: np.ones((2, 3)) for i in range(3)}, fortran=True)
+        r, out = self.stack_of(path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(out["array"]["shape"], [2, 3, 3])
+        self.assertEqual(out["array"]["order"], "F")
+
+    def test_ra_members_and_npz_members(self):
+        path = os.path.join(self.tmp.name, "ra")
+        os.mkdir(path)
+        sample = os.path.join(REFERENCE, "mnist_8.ra")
+        for i in range(3):
+            with open(sample, "rb") as src, open(os.path.join(path, "s%d.ra" % i), "wb") as dst:
+                dst.write(src.read())
+        r, out = self.stack_of(path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(out["array"]["shape"], [28, 28, 3, 3])
+        npz = os.path.join(self.tmp.name, "c.npz")
+        np.savez_compressed(npz, **{"m%d" % i: np.arange(4) * i for i in range(12)})
+        r, out = self.stack_of(npz)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((out["first"], out["last"], out["array"]["shape"]),
+                         ("m0.npy", "m11.npy", [12, 4]))
+
+    def test_a_folder_whose_arrays_disagree_has_none(self):
+        cases = [
+            ({"a.npy": np.zeros(3, "<f4"), "b.npy": np.zeros(3, "<f8")}, "b.npy",
+             "dtype <f8, not <f4"),
+            ({"a.npy": np.zeros((2, 3)), "b.npy": np.zeros((3, 2))}, "b.npy",
+             "shape 3 2, not 2 3"),
+            ({"a.npy": np.zeros(3)}, None, "1 array (a stack needs at least 2)"),
+        ]
+        for k, (arrays, culprit, reason) in enumerate(cases):
+            path = self.folder("d%d" % k, arrays)
+            r, out = self.stack_of(path)
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertEqual(out["member"], culprit)
+            self.assertEqual(out["error"]["message"], reason)
+            self.assertIn("no stack", r.stderr.decode())
+
+    def test_a_broken_member_is_named(self):
+        path = self.folder("broken", {"a.npy": np.zeros(3), "b.npy": np.zeros(3)})
+        with open(os.path.join(path, "c.npy"), "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00")
+        r, out = self.stack_of(path)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(out["member"], "c.npy")
+
+
 class TestUsage(unittest.TestCase):
     def test_no_file_is_usage_error(self):
         r = run([ARRAYINFO])
