@@ -6,10 +6,10 @@
  * While inflating, access points (bit position in the compressed stream +
  * the 32 KiB of output before it) are recorded every AF_INFLATE_SPAN bytes
  * of output; a read starts at the nearest point before its offset, so it
- * inflates at most about one span (1.5 MiB: ~8 ms of CPU at ~200 MB/s)
- * before its first byte. A few live inflate cursors let sequential readers
- * continue without restarting, and a small cache holds recently inflated
- * blocks.
+ * inflates at most about one span (1.5 MiB: ~3 ms of CPU with ISA-L, ~6
+ * with zlib) before its first byte. A few live inflate cursors let
+ * sequential readers continue without restarting, and a small cache holds
+ * recently inflated blocks.
  *
  * Two engines inflate: ISA-L (igzip, about 2x zlib on numpy members) when
  * the library is built with it (meson -Disal=auto|enabled), else zlib.
@@ -26,7 +26,7 @@
  *
  * The points' windows are held to a budget of 1/52 (1.92 %) of the output
  * reached so far, for any data: a window is kept as it is if it fits, else
- * deflated (level 1, ~0.4 ms, only when needed, so a sequential pass pays
+ * deflated (level 1, ~0.05 ms, only when needed, so a sequential pass pays
  * for few of them) if that fits, else the point is skipped and the next is
  * tried one span later or as soon as a whole window fits, if sooner.
  * Windows of typical data deflate to about half, so the points come every
@@ -39,10 +39,12 @@
  *   points:  <= 1.92 % of the output already reached (windows as stored +
  *            records), plus the point array's slack,
  *   cursors: AF_INFLATE_CURSORS x (~85 KiB ISA-L state, or ~7 KiB zlib
- *            state + 32 KiB window, or both once zlib took over + 128 KiB
- *            input buffer + one AF_INFLATE_BLOCK + 64 KiB to save or
- *            restore a window), allocated on use; while one deflates a
- *            window it holds a ~270 KiB deflate state for ~0.4 ms,
+ *            state + 32 KiB window once zlib took over + 128 KiB input
+ *            buffer + one AF_INFLATE_BLOCK + 64 KiB to save or restore a
+ *            window), allocated on use; while one deflates a window it
+ *            holds a ~360 KiB deflate state for ~0.05 ms (ISA-L; zlib's:
+ *            ~270 KiB, ~0.7 ms), and while it looks for a block boundary
+ *            an 85 KiB copy of its ISA-L state,
  *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
  * about 2.6 MiB in all with the defaults, besides the points.
  *

@@ -33,6 +33,7 @@ void af_inflate_default_opts(struct af_inflate_opts *o)
 	o->inbuf = AFZ_INBUF;
 	o->index_div = AFZ_INDEX_DIV;
 	o->seek_chunk = AFZ_SEEK_CHUNK;
+	o->scout_chunk = AFZ_SCOUT_CHUNK;
 	o->seek_limit = AF_INFLATE_SEEK_LIMIT;
 }
 
@@ -116,6 +117,8 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 		z->o.seek_chunk = AFZ_SEEK_CHUNK;
 	if (!z->o.seek_limit)
 		z->o.seek_limit = AF_INFLATE_SEEK_LIMIT;
+	if (!z->o.scout_chunk)
+		z->o.scout_chunk = AFZ_SCOUT_CHUNK;
 	z->engine = o->engine;
 	if (z->engine == AF_INFLATE_AUTO)
 		z->engine = af_inflate_engine_available(AF_INFLATE_ISAL)

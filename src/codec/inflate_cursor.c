@@ -154,6 +154,7 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	c->fatal = false;
 	c->refused = false;
 	c->seek_fed = 0;
+	c->scouted = false;
 	c->crc = 0;
 	if (!p) {
 		c->in = 0;

@@ -34,6 +34,8 @@ struct af_inflate_opts {
 				* 0: no limit (a point every span) */
 	size_t seek_chunk;     /* ISA-L: compressed bytes per call while it
 				* looks for a block boundary (0: default) */
+	size_t scout_chunk;    /* ISA-L: the same for the scout that finds the
+				* range first (0: default) */
 	uint64_t seek_limit;   /* ISA-L: compressed bytes it may look through
 				* for one before zlib takes over (0: default) */
 };
@@ -74,10 +76,14 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
 /* ISA-L cannot be told to stop at a block boundary; it stops where its
  * input ends, and when that is inside a block header it says so. So past a
  * due point a cursor hands it this few compressed bytes per call: headers
- * of dynamic blocks are longer, so most boundaries are caught (measured on
- * numpy members: the first one after the mark, for ~4 % of the time of a
- * pass). */
+ * of dynamic blocks are longer, so most boundaries are caught. */
 #define AFZ_SEEK_CHUNK 32u
+/* Handing 32 bytes a call all the way from the mark to the next boundary
+ * costs ~10 % of a pass on a uint8 0..15 member (its blocks are 25 KiB
+ * compressed); so a copy of the state (a scout) first inflates on in calls
+ * of this many bytes until its Huffman tables change, and only that last
+ * call's stretch is then fed in seek chunks (~2 % of a pass, measured). */
+#define AFZ_SCOUT_CHUNK 1024u
 
 struct afz_point {
 	uint64_t in;           /* compressed offset of the first byte not used up */
@@ -107,7 +113,10 @@ struct afz_cursor {
 	bool inited;        /* inflateInit2 done */
 	struct inflate_state *isal; /* ISA-L's state, allocated on first use */
 	bool refused;       /* ISA-L gave up on the last call: zlib takes over */
-	uint64_t seek_fed;  /* compressed bytes handed while seeking a boundary */
+	uint64_t seek_fed;  /* compressed bytes handed while seeking */
+	bool scouted;       /* ISA-L: the range of the next boundary is known */
+	uint64_t seek_from; /* ISA-L: hand seek chunks from this compressed */
+	uint64_t seek_to;   /* byte to this one, where the boundary lies */
 	bool from_start;    /* produced every byte since 0: crc is running */
 	bool ended;         /* reached the end and saw the stream end there */
 	bool crc_checked;   /* ended with a matching CRC-32 */

@@ -155,6 +155,7 @@ static void boundary(af_inflate *z, struct afz_cursor *c)
 	uint64_t held = (uint64_t)(uint32_t)s->read_in_length +
 			8u * (uint64_t)(uint16_t)s->tmp_in_size;
 	c->seek_fed = 0;
+	c->scouted = false;
 	if (s->read_in_length < 0 || held > taken * 8)
 		return;
 	uint64_t bit = taken * 8 - held;
@@ -170,8 +171,62 @@ static void boundary(af_inflate *z, struct afz_cursor *c)
 	afz_record_point(z, c, &b);
 }
 
+/*
+ * Find the compressed range where the next block starts: a copy of the
+ * state inflates on (into c->scratch, thrown away) from the bytes the
+ * cursor holds, in o.scout_chunk-byte calls, until it stops at a header or
+ * its Huffman tables are no longer the current block's: the header then
+ * starts inside that call's input or the few bytes ISA-L had read ahead.
+ * Sets c->seek_from and c->seek_to (both 0 when the scout finds nothing:
+ * the same tables again, an error, the input buffer's end).
+ */
+static void scout(af_inflate *z, struct afz_cursor *c)
+{
+	const struct inflate_state *s = c->isal;
+	c->scouted = true;
+	c->seek_from = c->seek_to = 0;
+	if (s->block_state != ISAL_BLOCK_CODED ||
+	    afz_ensure_buf(z, &c->scratch, AFZ_SCRATCH, NULL))
+		return;
+	struct inflate_state *sc = malloc(sizeof(*sc));
+	if (!sc)
+		return;
+	afz_mem_add(z, sizeof(*sc));
+	memcpy(sc, s, sizeof(*sc));
+	const unsigned char *p = c->next_in;
+	size_t left = c->avail_in;
+	uint64_t at = c->in - c->avail_in; /* compressed offset of p */
+	while (left > 0) {
+		size_t k = left < z->o.scout_chunk ? left : z->o.scout_chunk;
+		sc->next_in = (uint8_t *)p;
+		sc->avail_in = (uint32_t)k;
+		sc->next_out = c->scratch;
+		sc->avail_out = AFZ_SCRATCH;
+		if (isal_inflate(sc) != ISAL_DECOMP_OK || sc->avail_in > k)
+			break;
+		if (at_header(sc) || sc->block_state != ISAL_BLOCK_CODED ||
+		    memcmp(&sc->lit_huff_code, &s->lit_huff_code,
+			   sizeof(s->lit_huff_code)) ||
+		    memcmp(&sc->dist_huff_code, &s->dist_huff_code,
+			   sizeof(s->dist_huff_code))) {
+			/* ISA-L holds at most 8 bytes read ahead */
+			c->seek_from = at > 8 ? at - 8 : 0;
+			c->seek_to = at + k;
+			break;
+		}
+		size_t took = k - sc->avail_in;
+		p += took;
+		left -= took;
+		at += took;
+		if (!took)
+			break;
+	}
+	free(sc);
+	afz_mem_sub(z, sizeof(*sc));
+}
+
 /* Compressed bytes to hand over in one call. */
-static size_t to_hand(const af_inflate *z, struct afz_cursor *c)
+static size_t to_hand(af_inflate *z, struct afz_cursor *c)
 {
 	const struct inflate_state *s = c->isal;
 	if (c->out + pending(s) < c->next_mark)
@@ -183,12 +238,20 @@ static size_t to_hand(const af_inflate *z, struct afz_cursor *c)
 		return c->avail_in;
 	}
 	size_t n = z->o.seek_chunk;
+	uint64_t at = c->in - c->avail_in;
 	if (s->block_state == ISAL_BLOCK_TYPE0) {
 		/* a stored block: hand exactly its rest, so that the input
 		 * ends where the next header starts */
 		uint32_t held = (uint32_t)s->read_in_length / 8;
 		uint32_t left = (uint32_t)s->type0_block_len;
 		n = left > held ? left - held : 0;
+	} else {
+		if (c->scouted && c->seek_to && at > c->seek_to)
+			c->scouted = false; /* the header went by whole */
+		if (!c->scouted)
+			scout(z, c);
+		if (at < c->seek_from)
+			n = (size_t)(c->seek_from - at);
 	}
 	return n < c->avail_in ? n : c->avail_in;
 }
@@ -239,13 +302,12 @@ static af_status step(af_inflate *z, struct afz_cursor *c, unsigned char *dst,
 			c->crc = afz_crc32(c->crc, dst, *got);
 		c->out += *got;
 	}
-	if (seeking) {
+	if (seeking)
 		c->seek_fed += took;
-		if (at_header(s))
-			boundary(z, c);
-		else if (c->seek_fed > z->o.seek_limit)
-			return refuse(c);
-	}
+	if (deliver && c->out + pending(s) >= c->next_mark && at_header(s))
+		boundary(z, c);
+	else if (seeking && c->seek_fed > z->o.seek_limit)
+		return refuse(c);
 	return AF_OK;
 }
 

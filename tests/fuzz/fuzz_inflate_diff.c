@@ -10,8 +10,8 @@
  *
  * Input: byte 0 flags (bit 0: declare exactly what zlib inflates, else
  * that +-; bit 4: a wrong CRC-32; bits 5-6: ISA-L's seek chunk), byte 1
- * is free (the first 64 bytes seed the read sizes), the rest is the
- * stream. Without ISA-L it only runs zlib.
+ * (bits 0-1) ISA-L's scout chunk; the first 64 bytes seed the read
+ * sizes; the rest is the stream. Without ISA-L it only runs zlib.
  */
 #include <stdio.h>
 
@@ -132,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.inbuf = 512;
 	o.index_div = 8;
 	o.seek_chunk = 4u << ((flags >> 5) & 3);
+	o.scout_chunk = 16u << (data[1] & 3);
 	o.seek_limit = 8192;
 	struct engines e = { .n = 0 };
 	const af_inflate_engine which[2] = { AF_INFLATE_ZLIB, AF_INFLATE_ISAL };
