@@ -4,19 +4,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bound.h"
 #include "ctx.h"
 #include "fail.h"
 #include "handle.h"
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
-	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
 
 void afd_boundset_init(struct afd_boundset *s)
 {
@@ -80,6 +72,7 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 			       struct afd_handle *h, struct afd_bound *b)
 {
 	struct afd_boundset *s = &c->bound;
+	const struct afd_limits *lim = &c->opts.limits;
 	struct afd_bound *victims = NULL;
 	pthread_mutex_lock(&s->lock);
 	if (n->bound) {
@@ -90,7 +83,7 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 		free(b);
 		return theirs;
 	}
-	uint64_t now = now_ms();
+	uint64_t now = afd_now_ms(c);
 	b->node = n;
 	b->h = h;
 	b->cost = afd_handle_cost(h);
@@ -99,7 +92,7 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	lru_push_front(s, b);
 	afd_handle_hold(h);
 	/* over the count: the least recently read go, whatever they hold */
-	while (s->count > AFD_BOUND_MAX && s->lru.prev != b) {
+	while (s->count > lim->bound_max && s->lru.prev != b) {
 		struct afd_bound *v = s->lru.prev;
 		unbind_locked(s, v);
 		v->next = victims;
@@ -108,9 +101,9 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	/* over the budget: idle decoded data goes, oldest first; the list is
 	 * in order of use, so the first one still in use ends the search */
 	for (struct afd_bound *v = s->lru.prev;
-	     v != &s->lru && v != b && s->bytes > AFD_BOUND_BUDGET;) {
+	     v != &s->lru && v != b && s->bytes > lim->bound_budget;) {
 		struct afd_bound *prev = v->prev;
-		if (now - v->used_ms < AFD_BOUND_IDLE_MS)
+		if (now - v->used_ms < lim->bound_idle_ms)
 			break;
 		if (v->cost) {
 			unbind_locked(s, v);
@@ -142,7 +135,7 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 			lru_unlink(s, b);
 			lru_push_front(s, b);
 		}
-		b->used_ms = now_ms();
+		b->used_ms = afd_now_ms(c);
 		afd_handle_hold(b->h);
 		*out = b->h;
 		pthread_mutex_unlock(&s->lock);

@@ -10,12 +10,13 @@
  * is one version of its source: nodes.h). A node whose source changed
  * before its first read answers EIO; the next lookup gives a new node.
  *
- * Bounded: at most AFD_BOUND_MAX handles (each may hold an fd) stay
- * bound, the least recently read closed first and made again if read
- * again. Decoded data (an LZ4 block, decoded whole) is held to
- * AFD_BOUND_BUDGET bytes, but only handles idle for AFD_BOUND_IDLE_MS give
- * theirs up: readers taking turns on more than the budget would otherwise
- * each decode their file again for every request.
+ * Bounded by the context's limits (ctx.h): at most bound_max handles
+ * (each may hold an fd) stay bound, the least recently read closed first
+ * and made again if read again. Decoded data (an LZ4 block, decoded whole)
+ * is held to bound_budget bytes, but only handles idle for bound_idle_ms
+ * on the context's clock give theirs up: readers taking turns on more
+ * than the budget would otherwise each decode their file again for every
+ * request.
  *
  * Locking: the bound lock guards the list, the counts and every node's
  * `bound`. It is a leaf: nothing else is locked while it is held (handles
@@ -34,10 +35,6 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#define AFD_BOUND_MAX 512u
-#define AFD_BOUND_BUDGET ((size_t)256 << 20)
-#define AFD_BOUND_IDLE_MS 1000u
-
 struct afd_ctx;
 struct afd_node;
 struct afd_handle;
@@ -47,14 +44,14 @@ struct afd_bound {
 	struct afd_node *node;
 	struct afd_handle *h;
 	size_t cost;
-	uint64_t used_ms;      /* when last read (CLOCK_MONOTONIC) */
+	uint64_t used_ms;      /* when last read (the context's clock) */
 	struct afd_bound *prev, *next;
 };
 
 struct afd_boundset {
 	pthread_mutex_t lock;
 	struct afd_bound lru;  /* list head: lru.next = most recently read */
-	size_t count, bytes;
+	size_t count, bytes;   /* handles bound, and the cost they hold */
 };
 
 void afd_boundset_init(struct afd_boundset *s);

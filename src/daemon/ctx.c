@@ -7,10 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctx.h"
 #include "spipe.h"
+
+void afd_limits_default(struct afd_limits *l)
+{
+	*l = (struct afd_limits){
+		.bound_max = 512,
+		.bound_budget = (size_t)256 << 20,
+		/* readers taking turns come back well within a second */
+		.bound_idle_ms = 1000,
+		.src_max = 4096,
+		/* each archive holds an fd and its central directory */
+		.src_max_zip = 64,
+	};
+}
+
+/* The coarse clock is enough for a 1 s rule and costs no syscall. */
+static uint64_t monotonic_ms(void *arg)
+{
+	(void)arg;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
 
 static int open_folder(struct afd_ctx *c, const char *dir)
 {
@@ -71,6 +94,7 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 {
 	memset(c, 0, sizeof(*c));
 	c->opts = *o;
+	c->clock = (struct afd_clock){ monotonic_ms, NULL };
 	c->root.fd = -1;
 	c->root.own_mnt_id = -1;
 	c->notify.ifd = c->notify.efd = -1;

@@ -3,15 +3,16 @@
  * The one per-mount context: stored as the session's userdata and read back
  * through afd_ctx(req). Nothing else in the daemon is mutable and global.
  *
- * Invariants: root, root_dir, single and the options are set before the
- * session starts and never change; nodes, srcs and notify have their own
- * locks.
+ * Invariants: root, root_dir, single, the options (limits included) and
+ * the clock are set before the session starts and never change; nodes,
+ * srcs and notify have their own locks.
  */
 #ifndef ARRAYFS_DAEMON_CTX_H
 #define ARRAYFS_DAEMON_CTX_H
 
 #include <stdbool.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,17 +26,45 @@
 
 struct fuse_session;
 
+/**
+ * Every bound the core keeps on what it holds (docs/DESIGN.md, Bounds).
+ * Set once, before the session starts, from afd_limits_default and the
+ * mount options; a unit test sets them small. A limit of 0 keeps one.
+ */
+struct afd_limits {
+	size_t bound_max;       /* handles bound to nodes (each may hold an fd) */
+	size_t bound_budget;    /* decoded bytes those handles keep... */
+	uint64_t bound_idle_ms; /* ...given up only by handles idle this long */
+	size_t src_max;         /* parsed sources cached */
+	size_t src_max_zip;     /* of those, archives (each holds an fd) */
+};
+
+/** The defaults: 512 handles, 256 MiB after 1 s idle, 4096 sources, 64 archives. */
+void afd_limits_default(struct afd_limits *l);
+
+/**
+ * A monotonic clock in milliseconds: now_ms(arg). The daemon's reads
+ * CLOCK_MONOTONIC_COARSE; a unit test passes its own and moves it. It is
+ * read under the bound lock: it must not block nor take a lock.
+ */
+struct afd_clock {
+	uint64_t (*now_ms)(void *arg);
+	void *arg;
+};
+
 struct afd_opts {
 	char *source;          /* as given */
 	double entry_timeout;  /* s: positive entries and attributes */
 	double neg_timeout;    /* s: negative entries */
 	int uid, gid;          /* -1: the source's */
 	unsigned readahead_kb; /* 0: the kernel's */
+	struct afd_limits limits;
 	int debug, foreground;
 };
 
 struct afd_ctx {
 	struct afd_opts opts;
+	struct afd_clock clock;  /* for the idle rule of bound handles */
 	struct afd_srcroot root; /* the source folder (or the file's folder) */
 	char *root_dir;        /* its absolute path (for inotify) */
 	char *source_abs;      /* SOURCE, absolute (for fsname) */
@@ -55,8 +84,19 @@ struct afd_ctx {
 	bool have_pipe_key;
 };
 
-/** Open the source and set up every part. Returns 0, or -1 with a message printed. */
+/**
+ * Open the source and set up every part, with @p o (copied; the context
+ * owns o->source from then on) and the monotonic clock. Nothing is
+ * mounted. Returns 0, or -1 with a message printed; afd_ctx_destroy
+ * either way.
+ */
 int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o);
 void afd_ctx_destroy(struct afd_ctx *c);
+
+/** The time now on @p c's clock, in milliseconds. */
+static inline uint64_t afd_now_ms(const struct afd_ctx *c)
+{
+	return c->clock.now_ms(c->clock.arg);
+}
 
 #endif /* ARRAYFS_DAEMON_CTX_H */

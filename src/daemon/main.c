@@ -2,6 +2,7 @@
 /* arrayfs: options, checks of SOURCE and MOUNTPOINT, then the FUSE loop. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,10 @@ static const struct fuse_opt afd_opt_spec[] = {
 	{ "timeout=%lf", offsetof(struct afd_opts, entry_timeout), 0 },
 	{ "negative_timeout=%lf", offsetof(struct afd_opts, neg_timeout), 0 },
 	{ "readahead_kb=%u", offsetof(struct afd_opts, readahead_kb), 0 },
+	{ "max_handles=%zu", offsetof(struct afd_opts, limits.bound_max), 0 },
+	{ "max_decoded=%zu", offsetof(struct afd_opts, limits.bound_budget), 0 },
+	{ "decoded_idle_ms=%" SCNu64,
+	  offsetof(struct afd_opts, limits.bound_idle_ms), 0 },
 	FUSE_OPT_END
 };
 
@@ -43,6 +48,8 @@ static int opt_proc(void *data, const char *arg, int key,
 
 static void usage(const char *prog)
 {
+	struct afd_limits l;
+	afd_limits_default(&l);
 	printf("usage: %s [options] SOURCE MOUNTPOINT\n"
 	       "\n"
 	       "Mount SOURCE (a folder, or one .npy/.npz/.ra file) read-only at\n"
@@ -56,8 +63,14 @@ static void usage(const char *prog)
 	       "    -o negative_timeout=S  cache seconds for missing names (default %g)\n"
 	       "    -o readahead_kb=N      readahead window when run as root (default %u;\n"
 	       "                           0: the kernel's 128)\n"
+	       "    -o max_handles=N       files kept open for reads without an open\n"
+	       "                           (default %zu)\n"
+	       "    -o max_decoded=BYTES   decoded LZ4 data those keep (default %zu)\n"
+	       "    -o decoded_idle_ms=MS  kept anyway by files read this recently\n"
+	       "                           (default %" PRIu64 ")\n"
 	       "\n", prog, AFD_DEFAULT_TIMEOUT, AFD_DEFAULT_NEG_TIMEOUT,
-	       AFD_READAHEAD_DEFAULT_KB);
+	       AFD_READAHEAD_DEFAULT_KB, l.bound_max, l.bound_budget,
+	       l.bound_idle_ms);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
@@ -221,6 +234,7 @@ int main(int argc, char **argv)
 	struct afd_ctx ctx;
 	int ret = 1;
 
+	afd_limits_default(&o.limits);
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.root.fd = -1;

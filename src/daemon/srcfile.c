@@ -291,123 +291,175 @@ static int open_source(struct afd_ctx *c, const char *path)
 	return fd == -EXDEV ? -ENOENT : fd;
 }
 
-int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
-		int *fd_out, struct afd_src **out)
+/*
+ * The version of @p path to look for: with @p fd, the file is opened
+ * (*fd, the caller closes it) and the version is that fd's; else @p known,
+ * or an lstat. Returns 0, -EINVAL when it is not a regular file, or -errno.
+ */
+static int stat_source(struct afd_ctx *c, const char *path,
+		       const struct stat *known, int *fd, struct stat *st)
 {
-	struct stat st;
-	int fd = -1;
-	*out = NULL;
-	if (!afd_is_array_name(base_name(path)))
-		return -EINVAL;
-	if (fd_out) {
-		fd = open_source(c, path);
-		if (fd < 0)
-			return fd;
-		if (fstat(fd, &st) < 0) {
+	if (fd) {
+		*fd = open_source(c, path);
+		if (*fd < 0)
+			return *fd;
+		if (fstat(*fd, st) < 0) {
 			int e = errno;
-			close(fd);
+			close(*fd);
+			*fd = -1;
 			return -e;
 		}
 	} else if (known) {
-		st = *known;
+		*st = *known;
 	} else {
-		int rc = afd_srcpath_stat(&c->root, path, &st);
+		int rc = afd_srcpath_stat(&c->root, path, st);
 		if (rc < 0)
 			return rc == -EXDEV ? -ENOENT : rc;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
+	if (!S_ISREG(st->st_mode)) {
+		if (fd) {
+			close(*fd);
+			*fd = -1;
+		}
 		return -EINVAL;
 	}
 	/* O_NONBLOCK only kept open() off fifos: it means nothing to the
 	 * regular file it is now known to be */
-	struct afd_ident id;
-	afd_ident_of(&id, &st);
+	return 0;
+}
 
-	struct afd_srcs *s = &c->srcs;
+/*
+ * Open @p path to parse it, for a caller that had only stat'ed it: *fd
+ * and *st are then of the version opened. Returns 0, -EAGAIN when it is
+ * no longer a regular file, or -errno.
+ */
+static int open_to_parse(struct afd_ctx *c, const char *path, int *fd,
+			 struct stat *st)
+{
+	*fd = open_source(c, path);
+	if (*fd < 0)
+		return *fd;
+	if (fstat(*fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* The cached parse of exactly version @p id of @p path, referenced and
+ * made the most recently used, or NULL. */
+static struct afd_src *cache_find(struct afd_srcs *s, const char *path,
+				  const struct afd_ident *id)
+{
 	pthread_mutex_lock(&s->lock);
 	struct afd_src *sf = find_locked(s, path);
-	if (sf && afd_ident_eq(&sf->id, &id)) {
+	if (sf && afd_ident_eq(&sf->id, id)) {
 		__atomic_add_fetch(&sf->refs, 1, __ATOMIC_RELAXED);
 		lru_unlink(sf);
 		lru_push_front(s, sf);
-		pthread_mutex_unlock(&s->lock);
-		if (fd_out)
-			*fd_out = fd;
-		*out = sf;
-		return 0;
+	} else {
+		sf = NULL;
 	}
 	pthread_mutex_unlock(&s->lock);
+	return sf;
+}
 
-	if (fd < 0) {
-		fd = open_source(c, path);
-		if (fd < 0)
-			return fd;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			return -EAGAIN;
-		}
-	}
-	struct afd_src *fresh = parse(c, path, fd, &st);
-	if (!fresh) {
-		close(fd);
-		return -ENOMEM;
-	}
-	if (fd_out)
-		*fd_out = fd;
-	else
-		close(fd);
-
-	bool changed = false;
-	pthread_mutex_lock(&s->lock);
-	sf = find_locked(s, path);
-	if (sf && afd_ident_eq(&sf->id, &fresh->id)) {
-		/* another thread parsed the same version first: use its */
-		__atomic_add_fetch(&sf->refs, 1, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&s->lock);
-		afd_src_put(fresh);
-		*out = sf;
-		return 0;
-	}
-	struct afd_src *old = sf;
-	if (old) {
-		uncache(s, old);
-		changed = true;
-	}
-	fresh->cached = true;
-	fresh->refs++;  /* the cache's reference */
-	size_t b = bucket_of(path);
-	fresh->h_next = s->tab[b];
-	s->tab[b] = fresh;
-	lru_push_front(s, fresh);
-	s->count++;
-	if (fresh->kind == SK_NPZ)
-		s->nzip++;
-	/* evict the least recently used beyond the bounds */
+/*
+ * Uncache the least recently used sources beyond @p lim, never @p keep
+ * (lock held): beyond src_max any of them, beyond src_max_zip archives
+ * only. Returns them linked through h_next; the caller puts each.
+ */
+static struct afd_src *evict_locked(struct afd_srcs *s,
+				    const struct afd_limits *lim,
+				    const struct afd_src *keep)
+{
 	struct afd_src *victims = NULL;
-	for (struct afd_src *v = s->lru.lru_prev;
-	     v != &s->lru && (s->count > AFD_SRC_MAX || s->nzip > AFD_SRC_MAX_ZIP);) {
+	for (struct afd_src *v = s->lru.lru_prev; v != &s->lru &&
+	     (s->count > lim->src_max || s->nzip > lim->src_max_zip);) {
 		struct afd_src *prev = v->lru_prev;
-		if (v != fresh &&
-		    (s->count > AFD_SRC_MAX || v->kind == SK_NPZ)) {
+		if (v != keep && (s->count > lim->src_max || v->kind == SK_NPZ)) {
 			uncache(s, v);
 			v->h_next = victims;
 			victims = v;
 		}
 		v = prev;
 	}
+	return victims;
+}
+
+/*
+ * Publish @p fresh (one reference, the caller's) as the cached version of
+ * its path: it replaces an older version, whose nodes the notifier is
+ * told about, and the least recently used beyond the limits go. Returns
+ * the entry to use, referenced: @p fresh, or the same version another
+ * thread published first (then @p fresh is put).
+ */
+static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
+{
+	struct afd_srcs *s = &c->srcs;
+	pthread_mutex_lock(&s->lock);
+	struct afd_src *old = find_locked(s, fresh->path);
+	if (old && afd_ident_eq(&old->id, &fresh->id)) {
+		__atomic_add_fetch(&old->refs, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&s->lock);
+		afd_src_put(fresh);
+		return old;
+	}
+	if (old)
+		uncache(s, old);
+	fresh->cached = true;
+	fresh->refs++;  /* the cache's reference */
+	size_t b = bucket_of(fresh->path);
+	fresh->h_next = s->tab[b];
+	s->tab[b] = fresh;
+	lru_push_front(s, fresh);
+	s->count++;
+	if (fresh->kind == SK_NPZ)
+		s->nzip++;
+	struct afd_src *victims = evict_locked(s, &c->opts.limits, fresh);
 	pthread_mutex_unlock(&s->lock);
 	while (victims) {
 		struct afd_src *next = victims->h_next;
 		afd_src_put(victims);
 		victims = next;
 	}
-	if (old)
+	if (old) {
 		afd_src_put(old);
-	if (changed)
-		afd_notify_path(c, path, false);
-	*out = fresh;
+		afd_notify_path(c, fresh->path, false);
+	}
+	return fresh;
+}
+
+int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
+		int *fd_out, struct afd_src **out)
+{
+	*out = NULL;
+	if (!afd_is_array_name(base_name(path)))
+		return -EINVAL;
+	struct stat st;
+	int fd = -1;
+	int rc = stat_source(c, path, known, fd_out ? &fd : NULL, &st);
+	if (rc < 0)
+		return rc;
+	struct afd_ident id;
+	afd_ident_of(&id, &st);
+	struct afd_src *sf = cache_find(&c->srcs, path, &id);
+	if (!sf) {
+		if (fd < 0 && (rc = open_to_parse(c, path, &fd, &st)) < 0)
+			return rc;
+		sf = parse(c, path, fd, &st);
+		if (!sf) {
+			close(fd);
+			return -ENOMEM;
+		}
+		sf = publish(c, sf);
+	}
+	if (fd_out)
+		*fd_out = fd;
+	else if (fd >= 0)
+		close(fd);
+	*out = sf;
 	return 0;
 }
 

@@ -9,10 +9,10 @@
  *  - It describes exactly one version of the file: (dev, ino, size, mtime,
  *    ctime). afd_src_get re-checks that on every call and re-parses when it
  *    differs, so a changed source is never served from a stale parse.
- *  - Bounded: at most AFD_SRC_MAX parsed sources and AFD_SRC_MAX_ZIP open
- *    archives stay cached (LRU); holders (open files) keep theirs alive
- *    with a reference. Only an npz keeps an fd (its archive), never an
- *    array or a plain file.
+ *  - Bounded: at most the context's limits.src_max parsed sources and
+ *    limits.src_max_zip open archives stay cached (LRU, ctx.h); holders
+ *    (open files) keep theirs alive with a reference. Only an npz keeps
+ *    an fd (its archive), never an array or a plain file.
  *  - Nothing is inflated or read beyond headers here.
  */
 #ifndef ARRAYFS_DAEMON_SRCFILE_H
@@ -27,9 +27,6 @@
 #include "arrayfs/arrayfs.h"
 #include "nodes.h"
 #include "ztree.h"
-
-#define AFD_SRC_MAX 4096u
-#define AFD_SRC_MAX_ZIP 64u
 
 struct afd_ctx;
 
