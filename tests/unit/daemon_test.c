@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers of the daemon core's unit tests: a context with nothing mounted. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_test.h"
+
+static uint64_t test_now(void *arg)
+{
+	return ((struct aftd_clock *)arg)->now_ms;
+}
+
+void aftd_ctx_open(struct afd_ctx *c, const char *dir, struct aftd_clock *clk)
+{
+	struct afd_opts o = { .entry_timeout = 1, .neg_timeout = 1,
+			      .uid = -1, .gid = -1 };
+	afd_limits_default(&o.limits);
+	o.source = strdup(dir);
+	ck_assert_ptr_nonnull(o.source);
+	ck_assert_int_eq(afd_ctx_init(c, &o), 0);
+	if (clk)
+		c->clock = (struct afd_clock){ test_now, clk };
+}
+
+char *aftd_tmp_new(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *dir = NULL;
+	ck_assert_int_ge(asprintf(&dir, "%s/afd-unit-XXXXXX",
+				  base && *base ? base : "/tmp"), 0);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	return dir;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void aftd_tmp_free(char *dir)
+{
+	ck_assert_int_eq(nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+	free(dir);
+}
+
+const char *aftd_path(const char *dir, const char *name)
+{
+	static __thread char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+void aftd_write(const char *dir, const char *name, const void *buf, size_t len)
+{
+	const char *path = aftd_path(dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_msg(fd >= 0, "cannot write %s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+size_t aftd_write_npy(const char *dir, const char *name, size_t n,
+		      unsigned seed)
+{
+	char dict[128];
+	int dl = snprintf(dict, sizeof(dict), "{'descr': '|u1', "
+			  "'fortran_order': False, 'shape': (%zu,), }", n);
+	/* magic, version, length, dict, spaces and '\n' to a multiple of 64 */
+	size_t head = ((10 + (size_t)dl + 1 + 63) / 64) * 64;
+	size_t total = head + n;
+	unsigned char *buf = malloc(total);
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	buf[8] = (unsigned char)((head - 10) & 0xff);
+	buf[9] = (unsigned char)((head - 10) >> 8);
+	memset(buf + 10, ' ', head - 10);
+	memcpy(buf + 10, dict, (size_t)dl);
+	buf[head - 1] = '\n';
+	for (size_t i = 0; i < n; i++)
+		buf[head + i] = (unsigned char)(seed + i);
+	aftd_write(dir, name, buf, total);
+	free(buf);
+	return total;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+void aftd_write_lz4_ra(const char *dir, const char *name, size_t n)
+{
+	/* one LZ4 sequence of n literals and no match: a valid last sequence */
+	size_t ext = n >= 15 ? (n - 15) / 255 + 1 : 0;
+	size_t block = 1 + ext + n;
+	size_t total = 56 + block;
+	unsigned char *buf = calloc(1, total);
+	ck_assert_ptr_nonnull(buf);
+	put_u64(buf, 0x7961727261776172ull);   /* "rawarray" */
+	put_u64(buf + 8, 2);                    /* flags: LZ4 */
+	put_u64(buf + 16, 2);                   /* eltype: unsigned */
+	put_u64(buf + 24, 1);                   /* elbyte */
+	put_u64(buf + 32, block);               /* size: the block's */
+	put_u64(buf + 40, 1);                   /* ndims */
+	put_u64(buf + 48, n);
+	unsigned char *p = buf + 56;
+	*p++ = (unsigned char)((n >= 15 ? 15 : n) << 4);
+	if (n >= 15) {
+		size_t v = n - 15;
+		for (; v >= 255; v -= 255)
+			*p++ = 255;
+		*p++ = (unsigned char)v;
+	}
+	for (size_t i = 0; i < n; i++)
+		*p++ = (unsigned char)(i * 7);
+	ck_assert_uint_eq((size_t)(p - buf), total);
+	aftd_write(dir, name, buf, total);
+	free(buf);
+}
+
+void aftd_copy(const char *from, const char *dir, const char *name)
+{
+	size_t len;
+	unsigned char *buf = aft_read_file(from, &len);
+	aftd_write(dir, name, buf, len);
+	free(buf);
+}
+
+struct stat aftd_lstat(const char *dir, const char *name)
+{
+	struct stat st;
+	const char *path = aftd_path(dir, name);
+	ck_assert_msg(lstat(path, &st) == 0, "lstat %s: %s", path,
+		      strerror(errno));
+	return st;
+}
+
+struct afd_node *aftd_lookup(struct afd_ctx *c, struct afd_node *parent,
+			     const char *name, int *rc, struct stat *attr)
+{
+	struct afd_id id;
+	struct afd_res r;
+	int e = afd_lookup(c, parent, name, &id, &r);
+	if (rc)
+		*rc = e;
+	if (e < 0)
+		return NULL;
+	if (attr)
+		afd_attr(c, &id, &r, attr);
+	int created;
+	struct afd_node *n = afd_nodes_get(&c->nodes, id.kind, id.entry, id.path,
+					   id.member, afd_version_of(&id, &r),
+					   afd_nodes_id(&c->nodes, parent), name,
+					   &created);
+	afd_res_release(&r);
+	afd_id_free(&id);
+	ck_assert_ptr_nonnull(n);
+	return n;
+}
+
+struct afd_node *aftd_must(struct afd_ctx *c, struct afd_node *parent,
+			   const char *name)
+{
+	int rc = 0;
+	struct afd_node *n = aftd_lookup(c, parent, name, &rc, NULL);
+	ck_assert_msg(n != NULL, "lookup of %s in %s: %s", name, parent->path,
+		      strerror(-rc));
+	return n;
+}
+
+int aftd_forget(struct afd_ctx *c, struct afd_node *node, uint64_t n)
+{
+	struct afd_node *gone = afd_nodes_forget(&c->nodes, node, n);
+	if (!gone)
+		return 0;
+	afd_notify_unwatch(c, gone->wd);
+	afd_bound_unbind(&c->bound, gone);
+	afd_node_free(gone);
+	return 1;
+}
+
+int aftd_fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;  /* the listing's own */
+}

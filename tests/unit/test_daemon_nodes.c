@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests for src/daemon/nodes.c: identities, lookup counts, versions, ids. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_test.h"
+
+#define ROOT_ID 1u  /* FUSE_ROOT_ID */
+
+static struct afd_nodes t;
+
+static void setup(void)
+{
+	ck_assert_int_eq(afd_nodes_init(&t, NK_DIR, ".", NULL), 0);
+}
+
+static void teardown(void)
+{
+	afd_nodes_destroy(&t);
+}
+
+static struct afd_node *get(enum afd_nkind k, enum afd_entry e,
+			    const char *path, const char *member,
+			    uint64_t version, int *created)
+{
+	int dummy;
+	struct afd_node *n = afd_nodes_get(&t, k, e, path, member, version,
+					   ROOT_ID, path, created ? created : &dummy);
+	ck_assert_ptr_nonnull(n);
+	return n;
+}
+
+START_TEST(root_is_fuse_root_id)
+{
+	ck_assert_uint_eq(afd_nodes_id(&t, t.root), ROOT_ID);
+	ck_assert_ptr_eq(afd_nodes_from_id(&t, ROOT_ID), t.root);
+	ck_assert_uint_eq(t.count, 1);
+}
+END_TEST
+
+START_TEST(same_identity_is_the_same_node_and_counts_lookups)
+{
+	int created;
+	struct afd_node *a = get(NK_FILE, AE_NONE, "a.txt", NULL, 7, &created);
+	ck_assert_int_eq(created, 1);
+	ck_assert_uint_eq(a->nlookup, 1);
+	uint64_t id = afd_nodes_id(&t, a);
+	ck_assert_uint_ne(id, ROOT_ID);
+	struct afd_node *again = get(NK_FILE, AE_NONE, "a.txt", NULL, 7, &created);
+	ck_assert_ptr_eq(again, a);
+	ck_assert_int_eq(created, 0);
+	ck_assert_uint_eq(a->nlookup, 2);
+	ck_assert_uint_eq(afd_nodes_id(&t, again), id);
+	ck_assert_ptr_eq(afd_nodes_from_id(&t, id), a);
+	ck_assert_uint_eq(t.count, 2);
+}
+END_TEST
+
+START_TEST(version_is_identity_but_not_inode_number)
+{
+	struct afd_node *v1 = get(NK_ENTRY, AE_DATA, "a.npy", NULL, 11, NULL);
+	struct afd_node *v2 = get(NK_ENTRY, AE_DATA, "a.npy", NULL, 12, NULL);
+	ck_assert_ptr_ne(v1, v2);
+	ck_assert_uint_eq(v1->ino, v2->ino);
+	ck_assert_uint_eq(v1->ino, afd_ino_of("a.npy", NULL, AE_DATA));
+	/* the old version keeps its node and id while the kernel holds it */
+	ck_assert_ptr_eq(get(NK_ENTRY, AE_DATA, "a.npy", NULL, 11, NULL), v1);
+	ck_assert_uint_eq(v1->nlookup, 2);
+	ck_assert_uint_eq(v2->nlookup, 1);
+}
+END_TEST
+
+START_TEST(kind_is_identity_but_not_inode_number)
+{
+	/* a plain file that becomes an array folder: a new node, same st_ino */
+	struct afd_node *f = get(NK_FILE, AE_NONE, "x.npy", NULL, 0, NULL);
+	struct afd_node *d = get(NK_ARRAY, AE_NONE, "x.npy", NULL, 0, NULL);
+	ck_assert_ptr_ne(f, d);
+	ck_assert_uint_eq(f->ino, d->ino);
+}
+END_TEST
+
+START_TEST(inode_numbers_follow_path_member_and_entry)
+{
+	uint64_t a = afd_ino_of("a.npz", "k.npy", AE_DATA);
+	ck_assert_uint_eq(a, afd_ino_of("a.npz", "k.npy", AE_DATA));
+	ck_assert_uint_ne(a, afd_ino_of("a.npz", "k.npy", AE_SHAPE));
+	ck_assert_uint_ne(a, afd_ino_of("a.npz", "j.npy", AE_DATA));
+	ck_assert_uint_ne(a, afd_ino_of("b.npz", "k.npy", AE_DATA));
+	ck_assert_uint_ne(afd_ino_of("a.npz", "", AE_NONE),
+			  afd_ino_of("a.npz", NULL, AE_NONE));
+	char path[32];
+	for (int i = 0; i < 1000; i++) {
+		snprintf(path, sizeof(path), "f%d", i);
+		ck_assert_uint_gt(afd_ino_of(path, NULL, AE_NONE), ROOT_ID);
+	}
+}
+END_TEST
+
+START_TEST(forget_counts_down_and_unlinks_at_zero)
+{
+	struct afd_node *a = get(NK_FILE, AE_NONE, "a.txt", NULL, 1, NULL);
+	get(NK_FILE, AE_NONE, "a.txt", NULL, 1, NULL);
+	get(NK_FILE, AE_NONE, "a.txt", NULL, 1, NULL);
+	ck_assert_ptr_null(afd_nodes_forget(&t, a, 2));
+	ck_assert_uint_eq(a->nlookup, 1);
+	ck_assert_ptr_eq(afd_nodes_forget(&t, a, 1), a);
+	ck_assert_uint_eq(t.count, 1);
+	afd_node_free(a);
+	/* gone from the table: the next lookup makes a new node */
+	int created;
+	struct afd_node *b = get(NK_FILE, AE_NONE, "a.txt", NULL, 1, &created);
+	ck_assert_int_eq(created, 1);
+	ck_assert_uint_eq(b->nlookup, 1);
+}
+END_TEST
+
+START_TEST(forget_of_more_than_counted_or_of_nothing_is_harmless)
+{
+	struct afd_node *a = get(NK_FILE, AE_NONE, "a.txt", NULL, 1, NULL);
+	ck_assert_ptr_null(afd_nodes_forget(&t, a, 0));
+	ck_assert_uint_eq(a->nlookup, 1);
+	ck_assert_ptr_eq(afd_nodes_forget(&t, a, 1000), a);
+	ck_assert_uint_eq(t.count, 1);
+	afd_node_free(a);
+	/* the root is never unlinked, however often it is forgotten */
+	ck_assert_ptr_null(afd_nodes_forget(&t, t.root, 1));
+	ck_assert_ptr_null(afd_nodes_forget(&t, t.root, 1000));
+	ck_assert_ptr_eq(afd_nodes_from_id(&t, ROOT_ID), t.root);
+	ck_assert_uint_eq(t.count, 1);
+}
+END_TEST
+
+START_TEST(many_nodes_grow_the_table_and_keep_their_ids)
+{
+	enum { N = 5000 };
+	static struct afd_node *made[N];
+	char path[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "d/f%d.npy", i);
+		made[i] = get(NK_ENTRY, AE_DATA, path, NULL, (uint64_t)i, NULL);
+	}
+	ck_assert_uint_eq(t.count, N + 1);
+	ck_assert_uint_gt(t.nbuckets, 1024);
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "d/f%d.npy", i);
+		int created;
+		ck_assert_ptr_eq(get(NK_ENTRY, AE_DATA, path, NULL, (uint64_t)i,
+				     &created), made[i]);
+		ck_assert_int_eq(created, 0);
+		ck_assert_ptr_eq(afd_nodes_from_id(&t, afd_nodes_id(&t, made[i])),
+				 made[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		ck_assert_ptr_eq(afd_nodes_forget(&t, made[i], 2), made[i]);
+		afd_node_free(made[i]);
+	}
+	ck_assert_uint_eq(t.count, 1);
+}
+END_TEST
+
+static void free_inval(struct afd_inval *v, long n)
+{
+	for (long i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+START_TEST(collect_finds_every_node_of_a_source_and_its_folder_entry)
+{
+	int created;
+	struct afd_node *sub = afd_nodes_get(&t, NK_DIR, AE_NONE, "sub", NULL, 0,
+					     ROOT_ID, "sub", &created);
+	uint64_t sub_id = afd_nodes_id(&t, sub);
+	struct afd_node *arr = afd_nodes_get(&t, NK_ARRAY, AE_NONE, "sub/a.npy",
+					     NULL, 0, sub_id, "a.npy", &created);
+	struct afd_node *data = afd_nodes_get(&t, NK_ENTRY, AE_DATA, "sub/a.npy",
+					      NULL, 5, afd_nodes_id(&t, arr),
+					      "data", &created);
+	get(NK_FILE, AE_NONE, "sub/other", NULL, 1, NULL);
+	struct afd_inval *v = NULL;
+	long n = afd_nodes_collect(&t, "sub/a.npy", &v);
+	ck_assert_int_eq(n, 3);
+	int seen_arr = 0, seen_data = 0, seen_entry = 0;
+	for (long i = 0; i < n; i++) {
+		if (v[i].nodeid == afd_nodes_id(&t, arr)) {
+			seen_arr++;
+			ck_assert_uint_eq(v[i].parent, sub_id);
+			ck_assert_str_eq(v[i].name, "a.npy");
+		} else if (v[i].nodeid == afd_nodes_id(&t, data)) {
+			seen_data++;
+		} else {
+			/* the folder: its entry "a.npy" and its own attributes */
+			ck_assert_uint_eq(v[i].nodeid, sub_id);
+			ck_assert_uint_eq(v[i].parent, sub_id);
+			ck_assert_str_eq(v[i].name, "a.npy");
+			seen_entry++;
+		}
+	}
+	ck_assert_int_eq(seen_arr + seen_data + seen_entry, 3);
+	ck_assert_int_eq(seen_arr * seen_data * seen_entry, 1);
+	free_inval(v, n);
+	n = afd_nodes_collect(&t, NULL, &v);
+	ck_assert_int_eq(n, (long)t.count);
+	free_inval(v, n);
+}
+END_TEST
+
+/* Lookups over a real folder: a changed source gives its nodes anew. */
+START_TEST(a_changed_source_gives_new_nodes_with_the_same_inode_numbers)
+{
+	char *dir = aftd_tmp_new();
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	aftd_write(dir, "t.txt", "old\n", 4);
+	struct afd_ctx c;
+	aftd_ctx_open(&c, dir, NULL);
+	struct afd_node *root = c.nodes.root;
+	struct afd_node *arr = aftd_must(&c, root, "a.npy");
+	ck_assert_int_eq(arr->kind, NK_ARRAY);
+	ck_assert_uint_eq(arr->version, 0);
+	struct afd_node *d1 = aftd_must(&c, arr, "data");
+	struct afd_node *t1 = aftd_must(&c, root, "t.txt");
+	ck_assert_int_eq(t1->kind, NK_FILE);
+	ck_assert_uint_ne(d1->version, 0);
+	ck_assert_uint_ne(t1->version, 0);
+	/* unchanged: the same nodes, counted again */
+	ck_assert_ptr_eq(aftd_must(&c, arr, "data"), d1);
+	ck_assert_uint_eq(d1->nlookup, 2);
+
+	aftd_write_npy(dir, "a.npy", 20, 1);
+	aftd_write(dir, "t.txt", "newer\n", 6);
+	/* a folder has no version: the array folder is the same node */
+	ck_assert_ptr_eq(aftd_must(&c, root, "a.npy"), arr);
+	struct stat st;
+	int rc;
+	struct afd_node *d2 = aftd_lookup(&c, arr, "data", &rc, &st);
+	struct afd_node *t2 = aftd_must(&c, root, "t.txt");
+	ck_assert_ptr_ne(d2, d1);
+	ck_assert_ptr_ne(t2, t1);
+	ck_assert_uint_ne(d2->version, d1->version);
+	ck_assert_uint_eq(d2->ino, d1->ino);
+	ck_assert_uint_eq(t2->ino, t1->ino);
+	ck_assert_uint_eq(st.st_ino, d1->ino);
+	ck_assert_int_eq(st.st_size, 20);
+	/* the old nodes keep their ids until the kernel forgets them */
+	ck_assert_ptr_eq(afd_nodes_from_id(&c.nodes, afd_nodes_id(&c.nodes, d1)), d1);
+	ck_assert_uint_eq(d1->nlookup, 2);
+	ck_assert_int_eq(aftd_forget(&c, d1, 2), 1);
+	ck_assert_int_eq(aftd_forget(&c, t1, 1), 1);
+	ck_assert_ptr_eq(aftd_must(&c, arr, "data"), d2);
+	afd_ctx_destroy(&c);
+	aftd_tmp_free(dir);
+}
+END_TEST
+
+static Suite *nodes_suite(void)
+{
+	Suite *s = suite_create("daemon_nodes");
+	TCase *tc = tcase_create("table");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, root_is_fuse_root_id);
+	tcase_add_test(tc, same_identity_is_the_same_node_and_counts_lookups);
+	tcase_add_test(tc, version_is_identity_but_not_inode_number);
+	tcase_add_test(tc, kind_is_identity_but_not_inode_number);
+	tcase_add_test(tc, inode_numbers_follow_path_member_and_entry);
+	tcase_add_test(tc, forget_counts_down_and_unlinks_at_zero);
+	tcase_add_test(tc, forget_of_more_than_counted_or_of_nothing_is_harmless);
+	tcase_add_test(tc, many_nodes_grow_the_table_and_keep_their_ids);
+	tcase_add_test(tc, collect_finds_every_node_of_a_source_and_its_folder_entry);
+	suite_add_tcase(s, tc);
+	TCase *src = tcase_create("sources");
+	tcase_add_test(src, a_changed_source_gives_new_nodes_with_the_same_inode_numbers);
+	suite_add_tcase(s, src);
+	return s;
+}
+
+int main(void)
+{
+	return aft_run(nodes_suite());
+}

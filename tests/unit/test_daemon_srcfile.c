@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests for src/daemon/srcfile.c: the source cache, by file version. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon_test.h"
+
+static char *dir;
+static struct afd_ctx c;
+
+static void setup(void)
+{
+	dir = aftd_tmp_new();
+	aftd_ctx_open(&c, dir, NULL);
+}
+
+static void teardown(void)
+{
+	afd_ctx_destroy(&c);
+	aftd_tmp_free(dir);
+}
+
+static struct afd_src *get(const char *path)
+{
+	struct afd_src *sf = NULL;
+	int rc = afd_src_get(&c, path, NULL, NULL, &sf);
+	ck_assert_msg(rc == 0, "afd_src_get %s: %s", path, strerror(-rc));
+	ck_assert_ptr_nonnull(sf);
+	return sf;
+}
+
+static int get_rc(const char *path)
+{
+	struct afd_src *sf = NULL;
+	int rc = afd_src_get(&c, path, NULL, NULL, &sf);
+	afd_src_put(sf);
+	return rc;
+}
+
+START_TEST(ident_differs_in_any_of_its_fields)
+{
+	struct stat st;
+	memset(&st, 0, sizeof(st));
+	st.st_dev = 1;
+	st.st_ino = 2;
+	st.st_size = 3;
+	st.st_mtim = (struct timespec){ 4, 5 };
+	st.st_ctim = (struct timespec){ 6, 7 };
+	struct afd_ident a, b;
+	afd_ident_of(&a, &st);
+	afd_ident_of(&b, &st);
+	ck_assert(afd_ident_eq(&a, &b));
+	ck_assert_uint_eq(afd_ident_key("x.npy", &a), afd_ident_key("x.npy", &b));
+	ck_assert_uint_ne(afd_ident_key("x.npy", &a), afd_ident_key("y.npy", &a));
+	for (int field = 0; field < 7; field++) {
+		struct stat o = st;
+		switch (field) {
+		case 0: o.st_dev++; break;
+		case 1: o.st_ino++; break;
+		case 2: o.st_size++; break;
+		case 3: o.st_mtim.tv_sec++; break;
+		case 4: o.st_mtim.tv_nsec++; break;
+		case 5: o.st_ctim.tv_sec++; break;
+		default: o.st_ctim.tv_nsec++; break;
+		}
+		afd_ident_of(&b, &o);
+		ck_assert_msg(!afd_ident_eq(&a, &b), "field %d", field);
+		ck_assert_uint_ne(afd_ident_key("x.npy", &a),
+				  afd_ident_key("x.npy", &b));
+	}
+}
+END_TEST
+
+START_TEST(the_same_version_is_a_cache_hit)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	struct afd_src *s1 = get("a.npy");
+	ck_assert_int_eq(s1->kind, SK_ARRAY);
+	ck_assert_uint_eq(s1->arr.a.data_size, 10);
+	ck_assert(s1->cached);
+	struct afd_src *s2 = get("a.npy");
+	ck_assert_ptr_eq(s2, s1);
+	/* a fresh lstat passed in finds it too */
+	struct stat st = aftd_lstat(dir, "a.npy");
+	struct afd_src *s3 = NULL;
+	ck_assert_int_eq(afd_src_get(&c, "a.npy", &st, NULL, &s3), 0);
+	ck_assert_ptr_eq(s3, s1);
+	ck_assert_uint_eq(c.srcs.count, 1);
+	afd_src_put(s1);
+	afd_src_put(s2);
+	afd_src_put(s3);
+}
+END_TEST
+
+START_TEST(a_changed_size_is_parsed_again_and_replaces_the_entry)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	struct afd_src *old = get("a.npy");
+	aftd_write_npy(dir, "a.npy", 30, 0);
+	struct afd_src *fresh = get("a.npy");
+	ck_assert_ptr_ne(fresh, old);
+	ck_assert_uint_eq(fresh->arr.a.data_size, 30);
+	ck_assert_uint_ne(fresh->key, old->key);
+	ck_assert_uint_eq(c.srcs.count, 1);
+	ck_assert(!old->cached);
+	/* the holder of the old version still reads it */
+	ck_assert_uint_eq(old->arr.a.data_size, 10);
+	afd_src_put(old);
+	afd_src_put(fresh);
+}
+END_TEST
+
+START_TEST(a_rewrite_of_the_same_size_is_parsed_again)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	struct stat st = aftd_lstat(dir, "a.npy");
+	struct afd_src *old = get("a.npy");
+	aftd_write_npy(dir, "a.npy", 10, 5);
+	/* an mtime in the past: no clock tick is waited for */
+	struct timespec t[2] = { st.st_atim, st.st_mtim };
+	t[1].tv_sec -= 100;
+	ck_assert_int_eq(utimensat(AT_FDCWD, aftd_path(dir, "a.npy"), t, 0), 0);
+	struct afd_src *fresh = get("a.npy");
+	ck_assert_ptr_ne(fresh, old);
+	ck_assert_int_eq(fresh->st.st_size, old->st.st_size);
+	afd_src_put(old);
+	afd_src_put(fresh);
+}
+END_TEST
+
+/* Change only the inode's ctime (a chmod), however coarse its clock is. */
+static void touch_ctime(const char *name)
+{
+	struct stat a = aftd_lstat(dir, name);
+	const char *path = aftd_path(dir, name);
+	for (long i = 0;; i++) {
+		ck_assert_msg(i < 50000000, "the ctime of %s never changed", path);
+		ck_assert_int_eq(chmod(path, a.st_mode & 07777), 0);
+		struct stat b = aftd_lstat(dir, name);
+		if (b.st_ctim.tv_sec != a.st_ctim.tv_sec ||
+		    b.st_ctim.tv_nsec != a.st_ctim.tv_nsec)
+			return;
+	}
+}
+
+START_TEST(a_changed_ctime_alone_is_parsed_again)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	struct afd_src *old = get("a.npy");
+	touch_ctime("a.npy");
+	struct afd_src *fresh = get("a.npy");
+	ck_assert_ptr_ne(fresh, old);
+	ck_assert_int_eq(fresh->st.st_mtim.tv_nsec, old->st.st_mtim.tv_nsec);
+	ck_assert_int_eq(fresh->st.st_size, old->st.st_size);
+	afd_src_put(old);
+	afd_src_put(fresh);
+}
+END_TEST
+
+START_TEST(dropped_is_parsed_again)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	struct afd_src *old = get("a.npy");
+	afd_src_drop(&c, "a.npy");
+	ck_assert(!old->cached);
+	ck_assert_uint_eq(c.srcs.count, 0);
+	struct afd_src *fresh = get("a.npy");
+	ck_assert_ptr_ne(fresh, old);
+	afd_src_put(old);
+	afd_src_put(fresh);
+}
+END_TEST
+
+START_TEST(the_fd_handed_out_is_of_the_version_returned)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	for (int pass = 0; pass < 2; pass++) {  /* a miss, then a hit */
+		int fd = -1;
+		struct afd_src *sf = NULL;
+		ck_assert_int_eq(afd_src_get(&c, "a.npy", NULL, &fd, &sf), 0);
+		ck_assert_int_ge(fd, 0);
+		struct stat st;
+		ck_assert_int_eq(fstat(fd, &st), 0);
+		ck_assert_uint_eq(st.st_ino, sf->st.st_ino);
+		ck_assert_int_eq(st.st_size, sf->st.st_size);
+		close(fd);
+		afd_src_put(sf);
+	}
+}
+END_TEST
+
+START_TEST(only_regular_files_with_array_names_are_parsed)
+{
+	aftd_write(dir, "bad.npy", "not an array at all", 19);
+	aftd_write(dir, "a.txt", "text", 4);
+	ck_assert_int_eq(mkdir(aftd_path(dir, "d.npy"), 0755), 0);
+	ck_assert_int_eq(symlink("bad.npy", aftd_path(dir, "l.npy")), 0);
+	/* a file that does not parse is served as itself */
+	struct afd_src *sf = get("bad.npy");
+	ck_assert_int_eq(sf->kind, SK_PLAIN);
+	ck_assert(sf->cached);
+	afd_src_put(sf);
+	ck_assert_int_eq(get_rc("a.txt"), -EINVAL);
+	ck_assert_int_eq(get_rc("d.npy"), -EINVAL);
+	ck_assert_int_eq(get_rc("l.npy"), -EINVAL);
+	int fd = -1;
+	ck_assert_int_eq(afd_src_get(&c, "l.npy", NULL, &fd, &sf), -EINVAL);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_eq(get_rc("missing.npy"), -ENOENT);
+	ck_assert_uint_eq(c.srcs.count, 1);
+}
+END_TEST
+
+START_TEST(the_least_recently_used_go_beyond_the_limit)
+{
+	c.opts.limits.src_max = 3;
+	char name[16];
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "n%d.npy", i);
+		aftd_write_npy(dir, name, 4, (unsigned)i);
+	}
+	struct afd_src *s[5];
+	s[0] = get("n0.npy");
+	s[1] = get("n1.npy");
+	s[2] = get("n2.npy");
+	s[3] = get("n3.npy");
+	ck_assert_uint_eq(c.srcs.count, 3);
+	ck_assert(!s[0]->cached);
+	/* a hit makes n1 the most recent: n2 goes next */
+	struct afd_src *again = get("n1.npy");
+	ck_assert_ptr_eq(again, s[1]);
+	afd_src_put(again);
+	s[4] = get("n4.npy");
+	ck_assert_uint_eq(c.srcs.count, 3);
+	ck_assert(s[1]->cached && !s[2]->cached && s[3]->cached && s[4]->cached);
+	/* held references keep the evicted alive and whole */
+	ck_assert_uint_eq(s[0]->arr.a.data_size, 4);
+	ck_assert_str_eq(s[2]->path, "n2.npy");
+	struct afd_src *n0 = get("n0.npy");
+	ck_assert_ptr_ne(n0, s[0]);
+	afd_src_put(n0);
+	for (int i = 0; i < 5; i++)
+		afd_src_put(s[i]);
+	ck_assert_uint_eq(c.srcs.count, 3);
+}
+END_TEST
+
+START_TEST(archives_have_their_own_limit)
+{
+	c.opts.limits.src_max_zip = 1;
+	const char *npz = aft_fixture("mount/corpus/npz/stored.npz");
+	aftd_copy(npz, dir, "x.npz");
+	aftd_copy(npz, dir, "y.npz");
+	aftd_write_npy(dir, "a.npy", 4, 0);
+	struct afd_src *a = get("a.npy");
+	struct afd_src *x = get("x.npz");
+	ck_assert_int_eq(x->kind, SK_NPZ);
+	ck_assert_int_ge(x->fd, 0);
+	struct afd_src *y = get("y.npz");
+	ck_assert_uint_eq(c.srcs.nzip, 1);
+	ck_assert(!x->cached && y->cached && a->cached);
+	ck_assert_uint_eq(c.srcs.count, 2);
+	/* the evicted archive still reads its members through its own fd */
+	long i = afd_src_find(x, "plain.npy");
+	ck_assert_int_ge(i, 0);
+	const struct afd_minfo *mi = afd_src_member(&c, x, (size_t)i);
+	ck_assert_ptr_nonnull(mi);
+	ck_assert_int_eq(mi->state, MS_ARRAY);
+	const af_source *src = NULL;
+	ck_assert_int_eq(afd_src_member_open(&c, x, (size_t)i, &src, NULL), 0);
+	unsigned char magic[6];
+	ck_assert_int_eq(src->pread(src, magic, 6, 0), 6);
+	ck_assert_int_eq(memcmp(magic, "\x93NUMPY", 6), 0);
+	afd_src_member_close(x, (size_t)i);
+	afd_src_put(x);
+	afd_src_put(y);
+	afd_src_put(a);
+}
+END_TEST
+
+static Suite *srcfile_suite(void)
+{
+	Suite *s = suite_create("daemon_srcfile");
+	TCase *tc = tcase_create("cache");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, ident_differs_in_any_of_its_fields);
+	tcase_add_test(tc, the_same_version_is_a_cache_hit);
+	tcase_add_test(tc, a_changed_size_is_parsed_again_and_replaces_the_entry);
+	tcase_add_test(tc, a_rewrite_of_the_same_size_is_parsed_again);
+	tcase_add_test(tc, a_changed_ctime_alone_is_parsed_again);
+	tcase_add_test(tc, dropped_is_parsed_again);
+	tcase_add_test(tc, the_fd_handed_out_is_of_the_version_returned);
+	tcase_add_test(tc, only_regular_files_with_array_names_are_parsed);
+	tcase_add_test(tc, the_least_recently_used_go_beyond_the_limit);
+	tcase_add_test(tc, archives_have_their_own_limit);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return aft_run(srcfile_suite());
+}
