@@ -7,14 +7,16 @@ many files are read, and a node keeps serving the version of its source
 it was looked up with while a new lookup shows the new one.
 
 The request counts come from the daemon's own debug log (-d), which prints
-one "opcode: NAME" line per request the kernel sends."""
+one "opcode: NAME" line per request the kernel sends. Each test sets the
+limits it checks through the mount options (arrayfs(1)), small where that
+makes it quick; the rules behind them (least recently read first, the idle
+window) are unit tested on a clock the test moves (test_daemon_bound.c)."""
 import errno
 import io
 import os
 import re
 import struct
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np  # noqa: E402
@@ -24,10 +26,9 @@ from mountlib import read, read_fd_to_end, wait_for  # noqa: E402
 from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 
 DEADLINE = 10.0
-BOUND_MAX = 512          # AFD_BOUND_MAX in src/daemon/bound.h
-MANY = BOUND_MAX * 3     # arrays read in the bounded-handles test
-BUDGET_MIB = 256         # AFD_BOUND_BUDGET: decoded LZ4 bytes kept bound
-IDLE_S = 1.0             # AFD_BOUND_IDLE_MS: only handles idle this long give it up
+MAX_HANDLES = 32         # -o max_handles: handles kept for open-less reads
+MANY = MAX_HANDLES * 3   # arrays read in the bounded-handles test
+BUDGET_MIB = 256         # -o max_decoded: decoded LZ4 bytes those keep
 LZ4_MIB = 96             # each LZ4 .ra of the budget test decodes to this
 LZ4_FILES = 6
 
@@ -107,6 +108,8 @@ class RequestCountTest(mountlib.FreshMountCase):
 
 
 class BoundedHandlesTest(mountlib.FreshMountCase):
+    mount_args = ("-o", "max_handles=%d" % MAX_HANDLES)
+
     def populate(self):
         for i in range(MANY):
             write(self.src.join("img%04d.npy" % i), npy_bytes(image(i)))
@@ -132,7 +135,7 @@ class BoundedHandlesTest(mountlib.FreshMountCase):
         print("\n%d arrays read: daemon fds %d at start, %d at most"
               % (MANY, fds0, most), file=sys.stderr)
         # one fd per bound handle, plus worker threads' splice pipes
-        self.assertLess(most, fds0 + BOUND_MAX + 40,
+        self.assertLess(most, fds0 + MAX_HANDLES + 40,
                         "fds not bounded: %s" % fd_targets(pid))
         # the first ones were closed long ago: read again, made again
         for i in range(0, MANY, 97):
@@ -141,7 +144,9 @@ class BoundedHandlesTest(mountlib.FreshMountCase):
 
 class Lz4BudgetTest(mountlib.FreshMountCase):
     """Each LZ4 .ra is decoded whole and kept with its handle: the handles
-    kept hold at most the budget of decoded bytes, whatever is read."""
+    kept hold at most the budget of decoded bytes, whatever is read. With
+    no idle window, the files read before give theirs up at once."""
+    mount_args = ("-o", "max_decoded=%d,decoded_idle_ms=0" % (BUDGET_MIB << 20))
 
     def populate(self):
         for i in range(LZ4_FILES):
@@ -155,7 +160,6 @@ class Lz4BudgetTest(mountlib.FreshMountCase):
         pid = self.m.proc.pid
         rss0 = rss_kib(pid)
         for i in range(LZ4_FILES):
-            time.sleep(IDLE_S * 1.3)  # the files read before are idle now
             want = self.unit(i) * ((LZ4_MIB << 20) // 16)
             self.assertEqual(read(self.mp("z%d.ra" % i, "data")), want, "z%d.ra" % i)
         grown_mib = (rss_kib(pid) - rss0) // 1024
@@ -170,8 +174,10 @@ class Lz4BudgetTest(mountlib.FreshMountCase):
 class Lz4TurnsTest(mountlib.FreshMountCase):
     """Readers taking turns on more decoded data than the budget: each view
     is decoded once, not again at every turn (the -d log has one line per
-    decoded view kept)."""
-    mount_args = ("-d",)
+    decoded view kept). The idle window outlasts the test, however slow the
+    machine: each view is in use from its first read to the end."""
+    mount_args = ("-d", "-o", "max_decoded=%d,decoded_idle_ms=600000"
+                  % (BUDGET_MIB << 20))
     FILES = 3
     CHUNK = 1 << 20
 
