@@ -261,6 +261,10 @@ class SubFolderDeletedTest(FaultCase):
             shutil.rmtree(self.src.join("sub"))
             wait_for(lambda: "sub" not in os.listdir(self.m.mountpoint), DEADLINE,
                      what="sub to leave the listing")
+            # the listing is read anew at once; the kernel's cached names
+            # go when the notifier thread has handled the deletion
+            wait_for(lambda: not os.path.lexists(self.mp("sub", "deeper", "a.ra", "data")),
+                     DEADLINE, what="sub/deeper/a.ra/data to go")
             with self.assertRaises(FileNotFoundError):
                 os.stat(self.mp("sub", "deeper", "a.ra", "data"))
             got, err = read_fd_to_end(fd)
