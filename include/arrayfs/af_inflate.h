@@ -11,7 +11,7 @@
  * sequential readers continue without restarting, and a small cache holds
  * recently inflated blocks.
  *
- * Two engines inflate: ISA-L (igzip, about 2x zlib on numpy members) when
+ * Two engines inflate: ISA-L (igzip's, 1.3-2x zlib on numpy members) when
  * the library is built with it (meson -Disal=auto|enabled), else zlib.
  * They give the same bytes and, for bad streams, the same errors: ISA-L
  * reports none itself; where it fails, or cannot find a block boundary for
