@@ -137,6 +137,133 @@ size_t af_inflate_points(const af_inflate *z);
 
 void af_inflate_close(af_inflate *z);
 
+/*
+ * Saved indexes (the file format; inflate_index.c and
+ * inflate_index_file.c).
+ *
+ * After one pass from byte 0 has checked the member's CRC-32 and recorded
+ * every access point on the way, the points can be saved; a later
+ * af_inflate of the same member (another mount, another daemon) loads them
+ * before its first read and starts every read at its nearest point.
+ * Each span (the output between two points, from 0 to the first, from the
+ * last to the end) is then checked against the CRC-32 the index holds for
+ * it: a read that touches a span not checked yet inflates that span to its
+ * end before it returns (so a read inflates at most about one span and a
+ * half), and a mismatch fails the read with AF_E_CORRUPT naming the span.
+ * A loaded index records no new points.
+ *
+ * File (all integers little-endian):
+ *   header, 128 bytes: magic "AFINFLX\n", u32 version (1), u32 header
+ *     size (128), the key (11 x u64: dev, ino, size, mtime s, mtime ns,
+ *     ctime s, ctime ns of the archive; local header offset, compressed
+ *     size, uncompressed size, CRC-32 of the member), u64 span (info
+ *     only), u64 number of points (>= 1), u32 CRC-32 of span 0, u32 0;
+ *   per point, 32 bytes + its window: u64 compressed offset of the first
+ *     byte not used up, u64 output offset, u32 unused bits of the byte
+ *     before (0-7), u32 window length (min(out, 32768)), u32 deflated
+ *     length (0: the window is stored as it is, else raw deflate of fewer
+ *     bytes), u32 CRC-32 of the span from this point to the next (or the
+ *     end), then the window bytes;
+ *   u32 CRC-32 of everything before.
+ * Loading refuses (AF_E_CORRUPT, "index file refused: ...") a file whose
+ * magic, version, checksum or key differ, whose points are not strictly
+ * increasing in output and bit offset, inside the stream and the output,
+ * whose window sizes are not exactly those a pass records, whose deflated
+ * windows do not inflate back to their length, or that is larger than
+ * af_inflate_index_max_bytes. A file that passes all this but lies (forged
+ * with a matching checksum and key) can only make reads fail with
+ * AF_E_CORRUPT (its span CRCs), never give other bytes, unless it forges
+ * the span CRCs too; a read that starts from byte 0 still checks the
+ * member's own CRC-32 at the end.
+ * Known gap: while a span is being checked, blocks already inflated in it
+ * enter the block cache, and a concurrent reader may take them before the
+ * check ends (the checking reader still fails if the span is bad).
+ */
+
+/** The identity an index is saved under: the archive file's (from stat)
+ * and the member's (from its zip entry). */
+typedef struct af_index_key {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+	uint64_t local_offset, comp_size, uncomp_size;
+	uint32_t crc;
+} af_index_key;
+
+/** Largest index file @p z accepts: 1/52 of its output (the points'
+ * memory budget) plus 33 KiB. */
+size_t af_inflate_index_max_bytes(const af_inflate *z);
+
+/** Whether @p z has an index worth saving that was not exported yet: a
+ * pass from 0 checked the CRC-32 and recorded every point (>= 1). */
+bool af_inflate_index_ready(af_inflate *z);
+
+/**
+ * Serialize @p z's points under @p key into *buf (malloc'ed, the caller
+ * frees) of *len bytes; marks @p z as saved. Returns AF_OK, AF_E_NOMEM,
+ * or AF_E_INVAL when not af_inflate_index_ready.
+ */
+af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
+				  unsigned char **buf, size_t *len,
+				  af_error *err);
+
+/**
+ * Load the index in @p buf (@p len bytes, untrusted) into @p z, which must
+ * not have been read yet. Returns AF_OK; AF_E_CORRUPT with a reason when
+ * the file is refused (z unchanged); AF_E_INVAL if z was read already or
+ * @p key is not z's stream; AF_E_NOMEM.
+ */
+af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
+				  const unsigned char *buf, size_t len,
+				  af_error *err);
+
+/** Whether @p z's points came from a saved index. */
+bool af_inflate_index_loaded(af_inflate *z);
+
+/** Output bytes @p z has inflated so far, including those re-inflated
+ * after restarts (a counter for tests and logs). */
+uint64_t af_inflate_inflated(const af_inflate *z);
+
+/*
+ * Index files in a folder (inflate_index_file.c). A file is named after a
+ * hash of its key ("<16 hex>-<8 hex>.afi"); it is written to a temporary
+ * file in the same folder (".tmp-*") and renamed over, so readers never
+ * see a partial file, and daemons sharing the folder at worst both write
+ * the same file. Loading one sets its mtime to now: the folder is kept
+ * under a byte budget by removing the files used least recently first
+ * (and temporary files older than an hour) after each save.
+ */
+
+/** Default budget of an index folder: 256 MiB. */
+#define AF_INDEX_DIR_BUDGET (256ull << 20)
+
+/**
+ * The default index folder into @p buf (@p n bytes): /var/cache/arrayfs
+ * for root, else $XDG_CACHE_HOME/arrayfs, else $HOME/.cache/arrayfs.
+ * Returns false when none can be named (no HOME, or too long).
+ */
+bool af_index_dir_default(char *buf, size_t n);
+
+/**
+ * Load the index of @p key from folder @p dir into @p z. Returns AF_OK;
+ * AF_E_RANGE when there is no such file (nothing to say); AF_E_CORRUPT
+ * (refused: the reason says why), AF_E_IO, AF_E_NOMEM otherwise.
+ */
+af_status af_index_file_load(af_inflate *z, const char *dir,
+			     const af_index_key *key, af_error *err);
+
+/**
+ * Save @p z's index (af_inflate_index_ready) under @p key in @p dir
+ * (created, mode 0700, if missing), then remove least recently used files
+ * until the folder holds at most @p budget bytes of index files. Returns
+ * AF_OK, AF_E_INVAL (nothing to save), AF_E_IO, AF_E_NOMEM.
+ */
+af_status af_index_file_save(af_inflate *z, const char *dir,
+			     const af_index_key *key, uint64_t budget,
+			     af_error *err);
+
+/** The file name of @p key's index (no folder) into @p buf (>= 32 bytes). */
+void af_index_file_name(char *buf, size_t n, const af_index_key *key);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "af_inflate.h"
 #include "af_source.h"
 #include "af_status.h"
 
@@ -117,6 +118,31 @@ typedef struct af_member af_member;
  */
 af_status af_member_open(af_member **out, const af_zip *z, size_t i,
 			 af_error *err);
+/** Where a deflated member keeps its saved index (see af_inflate.h). */
+typedef struct af_member_opts {
+	const char *index_dir;   /* index folder; NULL: no index files */
+	uint64_t index_budget;   /* the folder's byte budget */
+	/* the archive's identity: dev, ino, size, mtime, ctime (the member
+	 * fields are filled from its entry) */
+	af_index_key archive;
+	/* called (from the opening or reading thread) with one line when a
+	 * saved index is refused or cannot be saved; may be NULL */
+	void (*note)(void *arg, const af_error *why);
+	void *note_arg;
+} af_member_opts;
+
+/**
+ * af_member_open, and for a deflated member with @p o->index_dir: load its
+ * saved index if one is there and valid (a refused one is reported through
+ * o->note and ignored), and save it once a read completes a checked pass.
+ * @p o (and the folder name) must outlive the member.
+ */
+af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
+			      const af_member_opts *o, af_error *err);
+/** Output bytes inflated for @p m so far (0 for a stored member). */
+uint64_t af_member_inflated(const af_member *m);
+/** Whether @p m's access points came from a saved index. */
+bool af_member_index_loaded(const af_member *m);
 /** The member's uncompressed bytes; owned by @p m, valid until it closes. */
 const af_source *af_member_source(const af_member *m);
 /** Bytes of memory the member's decompression state uses now. */

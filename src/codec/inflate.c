@@ -162,6 +162,8 @@ void af_inflate_close(af_inflate *z)
 	for (size_t i = 0; i < z->npoints; i++)
 		free(z->points[i].window);
 	free(z->points);
+	free(z->span_crc);
+	free(z->span_ok);
 	for (unsigned i = 0; i < z->o.cursors; i++)
 		afz_cursor_free(z, &z->cursors[i]);
 	free(z->cursors);
@@ -255,7 +257,7 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 		c->claim_pos = c->pos;
 	}
 	uint64_t last = z->npoints ? z->points[z->npoints - 1].out : 0;
-	cl->next_mark = sat_add(last, z->o.span);
+	cl->next_mark = z->loaded ? UINT64_MAX : sat_add(last, z->o.span);
 	cl->from_start = !z->crc_ok;
 	cl->engine = z->isal_refused ? AF_INFLATE_ZLIB : z->engine;
 	/* the cursor stops at the end of the cache block holding end - 1 */

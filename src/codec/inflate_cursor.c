@@ -156,6 +156,7 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	c->seek_fed = 0;
 	c->scouted = false;
 	c->crc = 0;
+	c->vspan = AFZ_NO_SPAN;
 	if (!p) {
 		c->in = 0;
 		c->out = 0;
@@ -279,7 +280,7 @@ void afz_record_point(af_inflate *z, struct afz_cursor *c,
 		      const struct afz_boundary *b)
 {
 	pthread_mutex_lock(&z->lock);
-	uint64_t due = point_due(z);
+	uint64_t due = z->loaded ? UINT64_MAX : point_due(z);
 	size_t budget = budget_left(z, b->out);
 	pthread_mutex_unlock(&z->lock);
 	if (b->out < due) {
@@ -310,7 +311,9 @@ void afz_record_point(af_inflate *z, struct afz_cursor *c,
 			struct afz_point *pt = &z->points[z->npoints++];
 			pt->in = b->in;
 			pt->out = b->out;
-			pt->bits = b->bits;
+			pt->bits = (uint8_t)b->bits;
+			pt->has_crc = b->has_crc;
+			pt->crc_before = b->crc;
 			pt->wlen = b->wlen;
 			pt->zlen = zlen;
 			pt->window = win;
@@ -382,13 +385,19 @@ static af_status produce(af_inflate *z, struct afz_cursor *c,
 {
 	uint64_t end = c->out + n;
 	af_status st = c->eng->produce(z, c, dst, n, err);
-	if (!c->refused)
+	if (c->refused) {
+		st = take_over(z, c, err);
+		if (!st)
+			st = afz_engine_zlib.produce(z, c,
+						     dst + (n - (end - c->out)),
+						     end - c->out, err);
+	}
+	if (st) {
+		c->vspan = AFZ_NO_SPAN;
 		return st;
-	st = take_over(z, c, err);
-	if (st)
-		return st;
-	return afz_engine_zlib.produce(z, c, dst + (n - (end - c->out)),
-				       end - c->out, err);
+	}
+	__atomic_fetch_add(&z->inflated, n, __ATOMIC_RELAXED);
+	return afz_verify(z, c, dst, n, err);
 }
 
 static af_status publish_copy(af_inflate *z, struct afz_cursor *c,
@@ -458,6 +467,19 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 		}
 		if (whole && (bend > off || bstart >= keep_from))
 			afz_cache_put(z, c, bstart / bs, (size_t)(bend - bstart));
+	}
+	/* a span of a loaded index that the read touched is checked whole
+	 * before the read returns: inflate on to its end */
+	while (st == AF_OK && c->vspan != AFZ_NO_SPAN &&
+	       afz_span_start(z, c->vspan) < end && c->out < z->size) {
+		uint64_t bend = z->size - c->out < bs ? z->size : c->out + bs;
+		bool whole = c->out % bs == 0;
+		uint64_t from = c->out;
+		st = afz_ensure_buf(z, &c->blockbuf, bs, err);
+		if (!st)
+			st = produce(z, c, c->blockbuf, bend - from, err);
+		if (!st && whole)
+			afz_cache_put(z, c, from / bs, (size_t)(bend - from));
 	}
 	return st;
 }

@@ -88,11 +88,13 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
 struct afz_point {
 	uint64_t in;           /* compressed offset of the first byte not used up */
 	uint64_t out;          /* output offset */
-	unsigned bits;         /* bits of byte in - 1 still unused (0-7) */
 	unsigned wlen;         /* window bytes: 32 KiB except near the start */
 	unsigned zlen;         /* 0: window holds the wlen bytes as they are;
 				* else it holds them raw-deflated in zlen < wlen
 				* bytes */
+	uint32_t crc_before;   /* CRC-32 of output [0, out), if has_crc */
+	uint8_t bits;          /* bits of byte in - 1 still unused (0-7) */
+	bool has_crc;          /* recorded on a pass from 0 */
 	unsigned char *window; /* the wlen output bytes before out */
 };
 
@@ -108,6 +110,10 @@ struct afz_cursor {
 	uint64_t busy_end;  /* while busy: where it will stop */
 	uint64_t used;      /* LRU tick */
 	/* owner */
+	size_t vspan;       /* span whose CRC-32 is being checked, or
+			     * AFZ_NO_SPAN (spans: see inflate_index.c) */
+	uint64_t vend;      /* where that span ends */
+	uint32_t vcrc;      /* CRC-32 of its output so far */
 	const struct afz_engine *eng; /* what inflates now; NULL before use */
 	z_stream zs;
 	bool inited;        /* inflateInit2 done */
@@ -157,6 +163,13 @@ struct af_inflate {
 	bool crc_ok;           /* one pass from 0 saw the end with a good CRC */
 	af_inflate_engine engine; /* ZLIB or ISAL: what restarts use */
 	bool isal_refused;     /* ISA-L gave up on this stream: zlib from now */
+	bool loaded;           /* points came from a saved index: no more
+				* are recorded, spans are checked */
+	bool saved;            /* the index was exported once */
+	uint32_t *span_crc;    /* loaded: CRC-32 of span 0..npoints */
+	unsigned char *span_ok; /* loaded: span checked (atomic bytes) */
+	uint64_t inflated;     /* output bytes produced, atomic (a counter
+				* for tests and the -d log) */
 	af_status sticky;      /* AF_OK, or the error every read now returns */
 	af_error sticky_err;
 	size_t mem;            /* bytes held; atomic (zlib allocates unlocked) */
@@ -232,6 +245,8 @@ struct afz_boundary {
 	unsigned bits;               /* bits of byte in - 1 still unused */
 	const unsigned char *window; /* the wlen output bytes before out */
 	unsigned wlen;
+	bool has_crc;                /* crc is known: a pass from 0 */
+	uint32_t crc;                /* CRC-32 of output [0, out) */
 };
 
 /** Record a point at @p b (at or past c->next_mark) if the budget allows;
@@ -275,6 +290,20 @@ unsigned afz_isal_deflate(af_inflate *z, const unsigned char *in,
 
 /** Bytes of an ISA-L state (0 without ISA-L), for the memory bound. */
 size_t afz_isal_state_size(void);
+
+/* inflate_index.c: checking spans against a loaded index. A span is
+ * the output between two access points: span 0 is [0, first point), span
+ * k is [point k-1, point k), the last ends at the declared size. */
+#define AFZ_NO_SPAN SIZE_MAX
+
+/** Feed the @p n bytes at @p dst just produced by @p c (ending at c->out)
+ * to the span check: AF_OK, or AF_E_CORRUPT when a span's CRC-32 differs
+ * from the loaded index's. No-op unless an index was loaded. */
+af_status afz_verify(af_inflate *z, struct afz_cursor *c,
+		     const unsigned char *dst, uint64_t n, af_error *err);
+
+/** Where span @p k begins. */
+uint64_t afz_span_start(const af_inflate *z, size_t k);
 
 /* inflate_cache.c: lookup needs z->lock held; publish takes it. */
 

@@ -168,6 +168,14 @@ static void boundary(af_inflate *z, struct afz_cursor *c)
 	if ((uint64_t)(uint32_t)s->tmp_out_valid < b.wlen)
 		return;
 	b.window = s->tmp_out_buffer + s->tmp_out_valid - b.wlen;
+	/* the output not handed out yet ends the window */
+	b.has_crc = c->from_start &&
+		    pending(s) <= (uint64_t)(uint32_t)s->tmp_out_valid;
+	b.crc = b.has_crc ? afz_crc32(c->crc, s->tmp_out_buffer +
+						      s->tmp_out_valid -
+						      pending(s),
+				      (size_t)pending(s))
+			  : 0;
 	afz_record_point(z, c, &b);
 }
 

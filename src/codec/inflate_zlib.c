@@ -129,6 +129,8 @@ static void boundary(af_inflate *z, struct afz_cursor *c)
 		.bits = (unsigned)c->zs.data_type & 7u,
 		.window = c->scratch,
 		.wlen = n,
+		.has_crc = c->from_start,
+		.crc = c->crc,
 	};
 	afz_record_point(z, c, &b);
 }

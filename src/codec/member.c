@@ -15,7 +15,23 @@ struct af_member {
 	af_subsource data;  /* the member's bytes as stored in the archive */
 	af_inflate *inf;    /* deflated members only */
 	af_source out;      /* uncompressed bytes (deflated members) */
+	const af_member_opts *o; /* index files, or NULL */
+	af_index_key key;   /* the member's index key */
 };
+
+/* After a read: save the index once a checked pass has recorded it. */
+static void maybe_save(const af_member *m)
+{
+	if (!m->o || !m->o->index_dir || !af_inflate_index_ready(m->inf))
+		return;
+	af_error why;
+	af_error_clear(&why);
+	af_status st = af_index_file_save(m->inf, m->o->index_dir, &m->key,
+					  m->o->index_budget, &why);
+	/* INVAL: another reader saved it just before */
+	if (st != AF_OK && st != AF_E_INVAL && m->o->note)
+		m->o->note(m->o->note_arg, &why);
+}
 
 static const char *method_name(uint16_t method)
 {
@@ -54,6 +70,7 @@ static ssize_t inflated_pread(const af_source *src, void *buf, size_t len,
 	af_status st = af_inflate_read(m->inf, buf, len, off, &n, &err);
 	if (st != AF_OK)
 		return -(err.sys_errno ? err.sys_errno : af_status_errno(st));
+	maybe_save(m);
 	return (ssize_t)n;
 }
 
@@ -79,6 +96,23 @@ bool af_zip_entry_readable(const af_zip_entry *e, af_error *why)
 
 af_status af_member_open(af_member **out, const af_zip *z, size_t i,
 			 af_error *err)
+{
+	return af_member_open_opts(out, z, i, NULL, err);
+}
+
+/* Load a saved index; a refused one is said and ignored. */
+static void load_index(af_member *m)
+{
+	af_error why;
+	af_error_clear(&why);
+	af_status st = af_index_file_load(m->inf, m->o->index_dir, &m->key,
+					  &why);
+	if (st != AF_OK && st != AF_E_RANGE && m->o->note)
+		m->o->note(m->o->note_arg, &why);
+}
+
+af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
+			      const af_member_opts *o, af_error *err)
 {
 	*out = NULL;
 	const af_zip_entry *e = af_zip_entry_at(z, i);
@@ -118,6 +152,15 @@ af_status af_member_open(af_member **out, const af_zip *z, size_t i,
 		m->out.size = e->uncomp_size;
 		m->out.fd = -1;
 		m->out.ctx = m;
+		if (o && o->index_dir) {
+			m->o = o;
+			m->key = o->archive;
+			m->key.local_offset = e->local_offset;
+			m->key.comp_size = e->comp_size;
+			m->key.uncomp_size = e->uncomp_size;
+			m->key.crc = e->crc32;
+			load_index(m);
+		}
 	}
 	*out = m;
 	return AF_OK;
@@ -134,6 +177,16 @@ const af_source *af_member_source(const af_member *m)
 size_t af_member_memory(const af_member *m)
 {
 	return m->inf ? af_inflate_memory(m->inf) : 0;
+}
+
+uint64_t af_member_inflated(const af_member *m)
+{
+	return m->inf ? af_inflate_inflated(m->inf) : 0;
+}
+
+bool af_member_index_loaded(const af_member *m)
+{
+	return m->inf && af_inflate_index_loaded(m->inf);
 }
 
 void af_member_close(af_member *m)

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests for src/codec/inflate_index.c and inflate_index_file.c: saved
+ * access points, refused index files, span CRC checks, the index folder. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "af_test.h"
+#include "arrayfs/arrayfs.h"
+#include "../../src/codec/inflate_i.h"
+
+#define KIB (1u << 10)
+#define SPAN (128u * KIB)
+
+struct member {
+	unsigned char *plain, *comp;
+	size_t plen, clen;
+	uint32_t crc;
+	af_source src;
+	af_index_key key;
+};
+
+/* Words and digits from a seeded generator: compressible, many blocks.
+ * level 0 gives stored blocks, whose bytes can be altered in place. */
+static void make_member(struct member *m, size_t n, int level, uint64_t seed)
+{
+	m->plain = malloc(n);
+	ck_assert_ptr_nonnull(m->plain);
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned r = (unsigned)(seed >> 33);
+		m->plain[i] = (unsigned char)(r % 7 ? "arrayfs "[i % 8]
+						    : "0123456789"[r % 10]);
+	}
+	m->plen = n;
+	m->crc = (uint32_t)crc32_z(0, m->plain, n);
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, -15,
+				      level ? 1 : 8,
+				      Z_DEFAULT_STRATEGY), Z_OK);
+	size_t cap = deflateBound(&zs, n);
+	m->comp = malloc(cap);
+	ck_assert_ptr_nonnull(m->comp);
+	zs.next_in = m->plain;
+	zs.avail_in = (uInt)n;
+	zs.next_out = m->comp;
+	zs.avail_out = (uInt)cap;
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	m->clen = cap - zs.avail_out;
+	deflateEnd(&zs);
+	af_source_init_mem(&m->src, m->comp, m->clen);
+	memset(&m->key, 0, sizeof(m->key));
+	m->key.dev = 1;
+	m->key.ino = 2;
+	m->key.size = 3;
+	m->key.mtime_sec = 4;
+	m->key.local_offset = seed % 1000;
+	m->key.comp_size = m->clen;
+	m->key.uncomp_size = n;
+	m->key.crc = m->crc;
+}
+
+static void free_member(struct member *m)
+{
+	free(m->plain);
+	free(m->comp);
+}
+
+static af_inflate *open_member(struct member *m)
+{
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	o.span = SPAN;
+	o.index_div = 0; /* a point every span */
+	o.block = 16 * KIB;
+	o.cache_blocks = 8;
+	af_inflate *z = NULL;
+	af_error err;
+	ck_assert_int_eq(af_inflate_open_opts(&z, &m->src, m->plen, m->crc, &o,
+					      &err), AF_OK);
+	return z;
+}
+
+static af_status read_at(af_inflate *z, struct member *m, uint64_t off,
+			 size_t len, af_error *err)
+{
+	unsigned char *buf = malloc(len);
+	size_t n = 0;
+	af_status st = af_inflate_read(z, buf, len, off, &n, err);
+	if (st == AF_OK) {
+		size_t want = len < m->plen - off ? len : m->plen - off;
+		ck_assert_uint_eq(n, want);
+		ck_assert_msg(memcmp(buf, m->plain + off, n) == 0,
+			      "bytes differ at %llu", (unsigned long long)off);
+	}
+	free(buf);
+	return st;
+}
+
+/* A sequential pass, then the exported index. */
+static unsigned char *saved_index(struct member *m, size_t *len)
+{
+	af_inflate *z = open_member(m);
+	af_error err;
+	ck_assert(!af_inflate_index_ready(z));
+	for (uint64_t off = 0; off < m->plen; off += 100 * KIB)
+		ck_assert_int_eq(read_at(z, m, off, 100 * KIB, &err), AF_OK);
+	ck_assert(af_inflate_index_ready(z));
+	ck_assert_uint_gt(af_inflate_points(z), 4);
+	unsigned char *buf;
+	ck_assert_int_eq(af_inflate_index_export(z, &m->key, &buf, len, &err),
+			 AF_OK);
+	ck_assert(!af_inflate_index_ready(z)); /* saved once */
+	af_inflate_close(z);
+	return buf;
+}
+
+START_TEST(loaded_index_reads_at_random_within_a_span)
+{
+	struct member m;
+	make_member(&m, 3u << 20, 6, 7);
+	size_t len;
+	unsigned char *idx = saved_index(&m, &len);
+	af_inflate *z = open_member(&m);
+	af_error err;
+	ck_assert_int_eq(af_inflate_index_import(z, &m.key, idx, len, &err),
+			 AF_OK);
+	ck_assert(af_inflate_index_loaded(z));
+	uint64_t seed = 99;
+	for (int i = 0; i < 40; i++) {
+		seed = seed * 6364136223846793005ull + 1;
+		uint64_t off = (seed >> 20) % m.plen;
+		uint64_t before = af_inflate_inflated(z);
+		ck_assert_int_eq(read_at(z, &m, off, 4 * KIB, &err), AF_OK);
+		/* the nearest point, then the span's end to check it: no
+		 * pass from 0 (points land on block ends past each span) */
+		ck_assert_uint_le(af_inflate_inflated(z) - before,
+				  3 * SPAN + 16 * KIB);
+	}
+	/* the last byte, from the last point */
+	ck_assert_int_eq(read_at(z, &m, m.plen - 1, 1, &err), AF_OK);
+	af_inflate_close(z);
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
+START_TEST(tampered_index_is_refused_and_bytes_stay_right)
+{
+	struct member m, other;
+	make_member(&m, 2u << 20, 6, 11);
+	make_member(&other, 2u << 20, 6, 12);
+	size_t len, olen;
+	unsigned char *idx = saved_index(&m, &len);
+	unsigned char *oidx = saved_index(&other, &olen);
+	af_error err;
+	/* a flipped byte anywhere, truncation anywhere */
+	for (size_t at = 0; at < len; at += at < 256 ? 1 : 997) {
+		af_inflate *z = open_member(&m);
+		idx[at] ^= 0x10;
+		ck_assert_msg(af_inflate_index_import(z, &m.key, idx, len,
+						      &err) == AF_E_CORRUPT,
+			      "a flip at %zu was accepted", at);
+		idx[at] ^= 0x10;
+		ck_assert_int_eq(af_inflate_index_import(z, &m.key, idx, at,
+							 &err), AF_E_CORRUPT);
+		ck_assert(!af_inflate_index_loaded(z));
+		ck_assert_int_eq(read_at(z, &m, at * 7 % m.plen, 5000, &err),
+				 AF_OK);
+		af_inflate_close(z);
+	}
+	/* another member's index, and a stale key (the archive changed) */
+	af_inflate *z = open_member(&m);
+	ck_assert_int_eq(af_inflate_index_import(z, &m.key, oidx, olen, &err),
+			 AF_E_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "stale"));
+	af_index_key changed = m.key;
+	changed.mtime_nsec = 1;
+	ck_assert_int_eq(af_inflate_index_import(z, &changed, idx, len, &err),
+			 AF_E_CORRUPT);
+	/* the good one loads, but only before the first read */
+	ck_assert_int_eq(read_at(z, &m, 12345, 10, &err), AF_OK);
+	ck_assert_int_eq(af_inflate_index_import(z, &m.key, idx, len, &err),
+			 AF_E_INVAL);
+	af_inflate_close(z);
+	free(idx);
+	free(oidx);
+	free_member(&m);
+	free_member(&other);
+}
+END_TEST
+
+START_TEST(member_altered_after_saving_fails_its_span)
+{
+	struct member m;
+	make_member(&m, 2u << 20, 0, 5); /* stored blocks */
+	size_t len;
+	unsigned char *idx = saved_index(&m, &len);
+	/* alter one stored byte: the stream still inflates, to other bytes */
+	size_t where = m.clen / 2;
+	m.comp[where] ^= 0x01;
+	af_inflate *z = open_member(&m);
+	af_error err;
+	ck_assert_int_eq(af_inflate_index_import(z, &m.key, idx, len, &err),
+			 AF_OK);
+	/* far from the change: fine */
+	ck_assert_int_eq(read_at(z, &m, 0, 1000, &err), AF_OK);
+	ck_assert_int_eq(read_at(z, &m, m.plen - 1000, 1000, &err), AF_OK);
+	/* its span: refused, every time, naming the span */
+	for (int i = 0; i < 2; i++) {
+		static unsigned char buf[64 * KIB];
+		size_t n;
+		ck_assert_int_eq(af_inflate_read(z, buf, sizeof(buf),
+						 m.plen / 2 - sizeof(buf) / 2,
+						 &n, &err),
+				 AF_E_CORRUPT);
+		ck_assert_ptr_nonnull(strstr(err.msg, "span"));
+	}
+	ck_assert_int_eq(af_status_errno(AF_E_CORRUPT), EIO);
+	af_inflate_close(z);
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
+static char *temp_dir(void)
+{
+	char *d = strdup("/tmp/af-index-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(d));
+	return d;
+}
+
+static size_t count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void remove_dir(char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+	while (d && (e = readdir(d)) != NULL) {
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	free(dir);
+}
+
+static af_inflate *read_through(struct member *m)
+{
+	af_inflate *z = open_member(m);
+	af_error err;
+	for (uint64_t off = 0; off < m->plen; off += 256 * KIB)
+		ck_assert_int_eq(read_at(z, m, off, 256 * KIB, &err), AF_OK);
+	return z;
+}
+
+START_TEST(folder_saves_loads_and_keeps_its_budget)
+{
+	char *dir = temp_dir();
+	struct member a, b;
+	make_member(&a, 2u << 20, 6, 21);
+	make_member(&b, 2u << 20, 6, 22);
+	af_error err;
+	af_inflate *z = open_member(&a);
+	ck_assert_int_eq(af_index_file_load(z, dir, &a.key, &err), AF_E_RANGE);
+	ck_assert_int_eq(af_index_file_save(z, dir, &a.key, 1u << 30, &err),
+			 AF_E_INVAL); /* nothing read yet */
+	af_inflate_close(z);
+
+	z = read_through(&a);
+	ck_assert_int_eq(af_index_file_save(z, dir, &a.key, 1u << 30, &err),
+			 AF_OK);
+	af_inflate_close(z);
+	ck_assert_uint_eq(count_files(dir), 1);
+	z = open_member(&a);
+	ck_assert_int_eq(af_index_file_load(z, dir, &a.key, &err), AF_OK);
+	ck_assert_int_eq(read_at(z, &a, a.plen / 3, 1000, &err), AF_OK);
+	af_inflate_close(z);
+
+	/* b's file with a budget of one file: a's, older, goes */
+	char name[64], path[512];
+	af_index_file_name(name, sizeof(name), &a.key);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	struct timespec old[2] = { { 1, 0 }, { 1, 0 } };
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
+	z = read_through(&b);
+	ck_assert_int_eq(af_index_file_save(z, dir, &b.key,
+					    (uint64_t)st.st_size + 100, &err),
+			 AF_OK);
+	af_inflate_close(z);
+	ck_assert_uint_eq(count_files(dir), 1);
+	ck_assert_int_ne(stat(path, &st), 0);
+
+	/* a truncated file is refused (the caller says so), not trusted */
+	af_index_file_name(name, sizeof(name), &b.key);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert_int_eq(truncate(path, 200), 0);
+	z = open_member(&b);
+	ck_assert_int_eq(af_index_file_load(z, dir, &b.key, &err),
+			 AF_E_CORRUPT);
+	ck_assert_int_eq(read_at(z, &b, b.plen - 10, 10, &err), AF_OK);
+	af_inflate_close(z);
+	free_member(&a);
+	free_member(&b);
+	remove_dir(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("inflate_index");
+	TCase *tc = tcase_create("index");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, loaded_index_reads_at_random_within_a_span);
+	tcase_add_test(tc, tampered_index_is_refused_and_bytes_stay_right);
+	tcase_add_test(tc, member_altered_after_saving_fails_its_span);
+	tcase_add_test(tc, folder_saves_loads_and_keeps_its_budget);
+	suite_add_tcase(s, tc);
+	return aft_run(s);
+}
