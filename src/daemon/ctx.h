@@ -58,6 +58,9 @@ struct afd_opts {
 	double neg_timeout;    /* s: negative entries */
 	int uid, gid;          /* -1: the source's */
 	unsigned readahead_kb; /* 0: the kernel's */
+	char *index_dir;       /* saved inflate indexes (main frees); NULL:
+				* none (-o no_index) */
+	int no_index;
 	struct afd_limits limits;
 	int debug, foreground;
 };

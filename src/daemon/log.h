@@ -37,6 +37,7 @@ enum afd_line {
 	AFD_LINE_CHANGED,        /* the source changed under an open file */
 	AFD_LINE_STALE,          /* a node's source changed before its read */
 	AFD_LINE_NETWORK_FS,     /* the source is on a network file system */
+	AFD_LINE_INDEX,          /* index: a member's saved inflate index */
 };
 
 /**

@@ -26,6 +26,8 @@ static const struct fuse_opt afd_opt_spec[] = {
 	{ "timeout=%lf", offsetof(struct afd_opts, entry_timeout), 0 },
 	{ "negative_timeout=%lf", offsetof(struct afd_opts, neg_timeout), 0 },
 	{ "readahead_kb=%u", offsetof(struct afd_opts, readahead_kb), 0 },
+	{ "index_dir=%s", offsetof(struct afd_opts, index_dir), 0 },
+	{ "no_index", offsetof(struct afd_opts, no_index), 1 },
 	{ "max_handles=%zu", offsetof(struct afd_opts, limits.bound_max), 0 },
 	{ "max_decoded=%zu", offsetof(struct afd_opts, limits.bound_budget), 0 },
 	{ "decoded_idle_ms=%" SCNu64,
@@ -63,6 +65,10 @@ static void usage(const char *prog)
 	       "    -o negative_timeout=S  cache seconds for missing names (default %g)\n"
 	       "    -o readahead_kb=N      readahead window when run as root (default %u;\n"
 	       "                           0: the kernel's 128)\n"
+	       "    -o index_dir=DIR       saved inflate indexes of npz members (default\n"
+	       "                           $XDG_CACHE_HOME/arrayfs, ~/.cache/arrayfs;\n"
+	       "                           root: /var/cache/arrayfs; 256 MiB at most)\n"
+	       "    -o no_index            neither read nor save inflate indexes\n"
 	       "    -o max_handles=N       files kept open for reads without an open\n"
 	       "                           (default %zu)\n"
 	       "    -o max_decoded=BYTES   decoded LZ4 data those keep (default %zu)\n"
@@ -266,6 +272,14 @@ int main(int argc, char **argv)
 	}
 	o.debug = cmd.debug;
 	o.foreground = cmd.foreground;
+	if (o.no_index) {
+		free(o.index_dir);
+		o.index_dir = NULL;
+	} else if (!o.index_dir) {
+		char dir[4096];
+		if (af_index_dir_default(dir, sizeof(dir)))
+			o.index_dir = strdup(dir);
+	}
 	if (check_mountpoint(cmd.mountpoint) < 0)
 		goto out;
 	struct afd_opts copy = o;
@@ -282,6 +296,7 @@ int main(int argc, char **argv)
 out:
 	afd_ctx_destroy(&ctx);
 	free(o.source);
+	free(o.index_dir);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -559,6 +559,43 @@ bool afd_src_member_hidden(struct afd_src *sf, size_t i)
 	return hidden;
 }
 
+/* A saved index refused, or one that could not be saved: said once per
+ * member version. */
+static void member_index_note(void *arg, const af_error *why)
+{
+	struct afd_minfo *mi = arg;
+	const af_zip_entry *e = af_zip_entry_at(mi->src->zip, mi->idx);
+	struct afd_logkey k = { AFD_LINE_INDEX, mi->src->key, mi->idx };
+	afd_log_once(&mi->ctx->log, &k, AFD_LOG_WARN, "%s: member %s: %s",
+		     mi->src->path, e ? e->name : "?", why->msg);
+}
+
+/* How member @p i opens with saved indexes (mlock held), or NULL. */
+static const af_member_opts *member_index_opts(struct afd_ctx *c,
+					       struct afd_src *sf, size_t i)
+{
+	struct afd_minfo *mi = sf->minfo[i];
+	if (!c->opts.index_dir)
+		return NULL;
+	af_member_opts *o = &mi->mopts;
+	memset(o, 0, sizeof(*o));
+	o->index_dir = c->opts.index_dir;
+	o->index_budget = AF_INDEX_DIR_BUDGET;
+	o->archive.dev = (uint64_t)sf->id.dev;
+	o->archive.ino = (uint64_t)sf->id.ino;
+	o->archive.size = (uint64_t)sf->id.size;
+	o->archive.mtime_sec = sf->id.mtim.tv_sec;
+	o->archive.mtime_nsec = sf->id.mtim.tv_nsec;
+	o->archive.ctime_sec = sf->id.ctim.tv_sec;
+	o->archive.ctime_nsec = sf->id.ctim.tv_nsec;
+	o->note = member_index_note;
+	o->note_arg = mi;
+	mi->ctx = c;
+	mi->src = sf;
+	mi->idx = i;
+	return o;
+}
+
 int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
 			const af_source **src, af_error *why)
 {
@@ -571,7 +608,9 @@ int afd_src_member_open(struct afd_ctx *c, struct afd_src *sf, size_t i,
 	if (mi->state == MS_ABSENT) {
 		rc = -ENOENT;
 	} else if (!mi->m) {
-		af_status st = af_member_open(&mi->m, sf->zip, i, why);
+		af_status st = af_member_open_opts(&mi->m, sf->zip, i,
+						   member_index_opts(c, sf, i),
+						   why);
 		if (st != AF_OK) {
 			mi->m = NULL;
 			rc = -af_status_errno(st);
@@ -590,6 +629,12 @@ void afd_src_member_close(struct afd_src *sf, size_t i)
 	pthread_mutex_lock(&sf->mlock);
 	struct afd_minfo *mi = sf->minfo[i];
 	if (mi && mi->mrefs && --mi->mrefs == 0 && mi->m) {
+		if (mi->ctx && af_member_inflated(mi->m))
+			afd_log(&mi->ctx->log, AFD_LOG_DEBUG,
+				"%s: member %zu closed: %llu bytes inflated, "
+				"saved index %s", sf->path, i,
+				(unsigned long long)af_member_inflated(mi->m),
+				af_member_index_loaded(mi->m) ? "used" : "not used");
 		af_member_close(mi->m);
 		mi->m = NULL;
 	}

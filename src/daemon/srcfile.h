@@ -59,6 +59,12 @@ struct afd_minfo {
 	struct afd_arrinfo arr;
 	af_member *m;       /* shared by open handles, closed at the last */
 	unsigned mrefs;
+	/* saved inflate indexes: what m was opened with, and for its log
+	 * lines (srcfile.c member_index_note) */
+	af_member_opts mopts;
+	struct afd_ctx *ctx;
+	struct afd_src *src;
+	size_t idx;
 };
 
 struct afd_src {
