@@ -397,6 +397,47 @@ START_TEST(isal_made_streams)
 }
 END_TEST
 
+START_TEST(fixed_code_stream_goes_to_zlib)
+{
+	/* fixed-code blocks have 3-bit headers that ISA-L's 32-byte calls
+	 * rarely end in, and the same tables each time, so the scout does not
+	 * see them either: past o.seek_limit zlib takes the stream over,
+	 * replays from the last point and places the points from there */
+	struct stream s;
+	make_stream(&s, 3 * MIB, TEXT, 21);
+	zlib_compress(&s, 6, 8, Z_FIXED, 0);
+	struct af_inflate_opts o = small_opts(AF_INFLATE_ISAL);
+	o.seek_limit = 16 * KIB;
+	o.index_div = 0; /* a point every span */
+	af_source src;
+	af_inflate *z;
+	af_error err;
+	af_source_init_mem(&src, s.comp, s.clen);
+	ck_assert_int_eq(af_inflate_open_opts(&z, &src, s.plen, s.crc, &o, &err),
+			 AF_OK);
+	unsigned char *out = malloc(s.plen);
+	ck_assert_ptr_nonnull(out);
+	size_t n;
+	for (uint64_t off = 0; off < s.plen; off += 100 * KIB) {
+		ck_assert_int_eq(af_inflate_read(z, out + off, 100 * KIB, off, &n,
+						 &err), AF_OK);
+	}
+	ck_assert(memcmp(out, s.plain, s.plen) == 0);
+	ck_assert_int_eq(af_inflate_engine_used(z), AF_INFLATE_ZLIB);
+	/* its blocks end every ~200 KiB of output: a point at most of them */
+	ck_assert_uint_ge(af_inflate_points(z), 10);
+	for (size_t i = af_inflate_points(z); i-- > 0;) {
+		uint64_t at = af_inflate_point_out(z, i);
+		ck_assert_int_eq(af_inflate_read(z, out, 5000, at, &n, &err),
+				 AF_OK);
+		ck_assert(memcmp(out, s.plain + at, n) == 0);
+	}
+	free(out);
+	af_inflate_close(z);
+	free_stream(&s);
+}
+END_TEST
+
 /* Every deflated member of the zip fixtures (written by python's zipfile,
  * that is python's zlib, as np.savez_compressed does). */
 START_TEST(python_zlib_members)
@@ -670,6 +711,7 @@ int main(void)
 	tcase_add_test(tc, zlib_strategies_and_flushes);
 	tcase_add_test(tc, isal_made_streams);
 	tcase_add_test(tc, python_zlib_members);
+	tcase_add_test(tc, fixed_code_stream_goes_to_zlib);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bad");
