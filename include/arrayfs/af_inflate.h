@@ -189,6 +189,11 @@ typedef struct af_index_key {
 	uint32_t crc;
 } af_index_key;
 
+struct stat;
+/** Fill @p k's archive fields from @p st (the archive file's stat) and
+ * zero the member's. */
+void af_index_key_of_file(af_index_key *k, const struct stat *st);
+
 /** Largest index file @p z accepts: 1/52 of its output (the points'
  * memory budget) plus 33 KiB. */
 size_t af_inflate_index_max_bytes(const af_inflate *z);

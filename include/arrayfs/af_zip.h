@@ -126,7 +126,9 @@ typedef struct af_member_opts {
 	 * fields are filled from its entry) */
 	af_index_key archive;
 	/* called (from the opening or reading thread) with one line when a
-	 * saved index is refused or cannot be saved; may be NULL */
+	 * saved index is refused or cannot be saved, or when a read fails
+	 * AF_E_CORRUPT while one is loaded (a span's CRC-32 differs from the
+	 * index's); may be NULL */
 	void (*note)(void *arg, const af_error *why);
 	void *note_arg;
 } af_member_opts;
@@ -141,6 +143,12 @@ af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
 			      const af_member_opts *o, af_error *err);
 /** Output bytes inflated for @p m so far (0 for a stored member). */
 uint64_t af_member_inflated(const af_member *m);
+/** The file name (af_index_file_name) of @p m's saved index into @p buf
+ * (>= 32 bytes); false if @p m was opened without an index folder or is
+ * stored. */
+bool af_member_index_name(const af_member *m, char *buf, size_t n);
+/** Access points @p m holds now (0 for a stored member). */
+size_t af_member_index_points(const af_member *m);
 /** Whether @p m's access points came from a saved index. */
 bool af_member_index_loaded(const af_member *m);
 /** The member's uncompressed bytes; owned by @p m, valid until it closes. */

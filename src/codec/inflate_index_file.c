@@ -51,6 +51,18 @@ void af_index_file_name(char *buf, size_t n, const af_index_key *k)
 		 (unsigned)k->crc);
 }
 
+void af_index_key_of_file(af_index_key *k, const struct stat *st)
+{
+	memset(k, 0, sizeof(*k));
+	k->dev = (uint64_t)st->st_dev;
+	k->ino = (uint64_t)st->st_ino;
+	k->size = (uint64_t)st->st_size;
+	k->mtime_sec = st->st_mtim.tv_sec;
+	k->mtime_nsec = st->st_mtim.tv_nsec;
+	k->ctime_sec = st->st_ctim.tv_sec;
+	k->ctime_nsec = st->st_ctim.tv_nsec;
+}
+
 static af_status io_error(af_error *err, const char *what, const char *path,
 			  int e)
 {

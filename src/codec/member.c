@@ -68,6 +68,11 @@ static ssize_t inflated_pread(const af_source *src, void *buf, size_t len,
 	af_error err;
 	af_error_clear(&err);
 	af_status st = af_inflate_read(m->inf, buf, len, off, &n, &err);
+	/* the errno alone travels on: say which span of which member
+	 * disagrees with its saved index */
+	if (st == AF_E_CORRUPT && m->o && m->o->note &&
+	    af_inflate_index_loaded(m->inf))
+		m->o->note(m->o->note_arg, &err);
 	if (st != AF_OK)
 		return -(err.sys_errno ? err.sys_errno : af_status_errno(st));
 	maybe_save(m);
@@ -182,6 +187,19 @@ size_t af_member_memory(const af_member *m)
 uint64_t af_member_inflated(const af_member *m)
 {
 	return m->inf ? af_inflate_inflated(m->inf) : 0;
+}
+
+bool af_member_index_name(const af_member *m, char *buf, size_t n)
+{
+	if (!m->o)
+		return false;
+	af_index_file_name(buf, n, &m->key);
+	return true;
+}
+
+size_t af_member_index_points(const af_member *m)
+{
+	return m->inf ? af_inflate_points(m->inf) : 0;
 }
 
 bool af_member_index_loaded(const af_member *m)

@@ -581,13 +581,7 @@ static const af_member_opts *member_index_opts(struct afd_ctx *c,
 	memset(o, 0, sizeof(*o));
 	o->index_dir = c->opts.index_dir;
 	o->index_budget = AF_INDEX_DIR_BUDGET;
-	o->archive.dev = (uint64_t)sf->id.dev;
-	o->archive.ino = (uint64_t)sf->id.ino;
-	o->archive.size = (uint64_t)sf->id.size;
-	o->archive.mtime_sec = sf->id.mtim.tv_sec;
-	o->archive.mtime_nsec = sf->id.mtim.tv_nsec;
-	o->archive.ctime_sec = sf->id.ctim.tv_sec;
-	o->archive.ctime_nsec = sf->id.ctim.tv_nsec;
+	af_index_key_of_file(&o->archive, &sf->st);
 	o->note = member_index_note;
 	o->note_arg = mi;
 	mi->ctx = c;

@@ -3,11 +3,14 @@
  * arrayinfo: describe .npy, .npz and .ra files from their headers only
  * (never the data, so a 100 GiB file is as quick as a small one).
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "arrayfs/arrayfs.h"
 #include "cli_common.h"
@@ -21,6 +24,8 @@ enum { EXIT_BROKEN = 1, EXIT_USAGE = 2 };
 typedef struct info_opts {
 	bool json;
 	bool stack;   /* --stack: describe the stack each FOLDER would give */
+	bool index;   /* --index: saved inflate indexes of each FILE */
+	const char *index_dir; /* --index-dir, else the daemon's default */
 	bool first;  /* JSON: no comma before the next file object yet */
 	bool printed; /* text: a block is out, so the next one needs a blank line */
 } info_opts;
@@ -401,15 +406,89 @@ static int info_stack(info_opts *o, const char *path)
 	return 0;
 }
 
+/* A refused index's reason, for --index. */
+static void keep_note(void *arg, const af_error *why)
+{
+	*(af_error *)arg = *why;
+}
+
+/* --index: for each deflated member of @p path, whether the index folder
+ * holds a saved index the daemon would use (loaded exactly as it does). */
+static int info_index(const info_opts *o, const char *path)
+{
+	char dir[4096];
+	af_error err;
+	if (o->index_dir)
+		snprintf(dir, sizeof(dir), "%s", o->index_dir);
+	else if (!af_index_dir_default(dir, sizeof(dir))) {
+		fprintf(stderr, PROG ": no index folder (set HOME or use --index-dir)\n");
+		return EXIT_BROKEN;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		perror(path);
+		if (fd >= 0)
+			close(fd);
+		return EXIT_BROKEN;
+	}
+	af_source src;
+	af_source_init_fd(&src, fd, 0, (uint64_t)st.st_size);
+	af_zip *z = NULL;
+	af_status s = af_zip_open(&z, &src, &err);
+	if (s != AF_OK) {
+		cli_report(PROG, path, &err);
+		close(fd);
+		return EXIT_BROKEN;
+	}
+	af_error refused;
+	af_member_opts mo = { .index_dir = dir, .index_budget = AF_INDEX_DIR_BUDGET,
+			      .note = keep_note, .note_arg = &refused };
+	af_index_key_of_file(&mo.archive, &st);
+	printf("%s: saved indexes in %s\n", path, dir);
+	for (size_t i = 0; i < af_zip_count(z); i++) {
+		const af_zip_entry *e = af_zip_entry_at(z, i);
+		if (e->method != AF_ZIP_DEFLATED || !af_zip_entry_readable(e, NULL))
+			continue;
+		af_member *m = NULL;
+		af_error_clear(&refused);
+		if (af_member_open_opts(&m, z, i, &mo, &err) != AF_OK) {
+			printf("  %s: cannot open: %s\n", e->name, err.msg);
+			continue;
+		}
+		char name[64] = "?", file[4200];
+		af_member_index_name(m, name, sizeof(name));
+		snprintf(file, sizeof(file), "%s/%s", dir, name);
+		struct stat ist;
+		if (af_member_index_loaded(m) && stat(file, &ist) == 0)
+			printf("  %s: index %s, %lld bytes, %zu access points\n",
+			       e->name, name, (long long)ist.st_size,
+			       af_member_index_points(m));
+		else if (refused.status != AF_OK)
+			printf("  %s: index %s refused: %s\n", e->name, name,
+			       refused.msg);
+		else
+			printf("  %s: no index\n", e->name);
+		af_member_close(m);
+	}
+	af_zip_close(z);
+	close(fd);
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fputs("usage: " PROG " [--json] FILE...\n"
 	      "       " PROG " [--json] --stack FOLDER...\n"
+	      "       " PROG " --index [--index-dir DIR] FILE...\n"
 	      "Describe .npy, .npz and .ra files from their headers.\n"
 	      "\n"
 	      "  -j, --json     print one JSON array with an object per file\n"
 	      "  -s, --stack    describe the .stack each FOLDER (or .npz) gives\n"
 	      "                 in an arrayfs mount, or say why it has none\n"
+	      "  -i, --index    say which deflated members of each .npz have a\n"
+	      "                 saved inflate index the daemon would use\n"
+	      "  --index-dir DIR  the index folder (default: the daemon's)\n"
 	      "  -h, --help     print this help and exit\n"
 	      "  -V, --version  print the version and exit\n"
 	      "\n"
@@ -422,6 +501,8 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "stack", no_argument, NULL, 's' },
+		{ "index", no_argument, NULL, 'i' },
+		{ "index-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -429,13 +510,19 @@ int main(int argc, char **argv)
 	info_opts o = { .json = false, .first = true, .printed = false };
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "jshV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jsihV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;
 			break;
 		case 's':
 			o.stack = true;
+			break;
+		case 'i':
+			o.index = true;
+			break;
+		case 'D':
+			o.index_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -448,6 +535,8 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (o.index)
+		o.json = false; /* --index speaks text only */
 	if (optind >= argc) {
 		fputs(PROG ": no FILE given\n", stderr);
 		usage(stderr);
@@ -456,7 +545,9 @@ int main(int argc, char **argv)
 	if (o.json)
 		printf("[");
 	for (int i = optind; i < argc; i++) {
-		rc |= o.stack ? info_stack(&o, argv[i]) : info_one(&o, argv[i]);
+		rc |= o.index ? info_index(&o, argv[i])
+		      : o.stack ? info_stack(&o, argv[i])
+				: info_one(&o, argv[i]);
 	}
 	if (o.json)
 		printf("]\n");

@@ -7,6 +7,7 @@ or stale index is refused (one line) and the bytes stay numpy's."""
 import io
 import os
 import re
+import subprocess
 import sys
 import unittest
 
@@ -27,6 +28,17 @@ def npz_bytes(seed, names=("x",)):
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     return buf.getvalue(), arrays
+
+
+def arrayinfo_index(npz, cache):
+    """arrayinfo --index's lines (the tool sits next to the daemon's build)."""
+    tools = os.path.join(os.path.dirname(os.path.dirname(mountlib.arrayfs_bin())),
+                         "tools", "arrayinfo")
+    r = subprocess.run([tools, "--index", "--index-dir", cache, npz],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise AssertionError("arrayinfo --index failed: " + r.stderr)
+    return r.stdout
 
 
 def index_files(d):
@@ -73,8 +85,12 @@ class IndexCase(unittest.TestCase):
 
     def test_fresh_mount_reads_from_the_saved_points(self):
         self.write(1)
+        npz = self.src.join("a.npz")
+        self.assertIn("x.npy: no index", arrayinfo_index(npz, self.cache.path))
         self.read_all()
         self.assertEqual(len(index_files(self.cache.path)), 1)
+        self.assertRegex(arrayinfo_index(npz, self.cache.path),
+                         r"x\.npy: index \S+\.afi, \d+ bytes, \d\d+ access points")
         inflated, used, _ = self.random_reads()
         self.assertTrue(used)
         # each read: its nearest point to its span's end, and the kernel's
@@ -91,6 +107,8 @@ class IndexCase(unittest.TestCase):
             buf = f.read()
         with open(path, "wb") as f:
             f.write(change(buf))
+        self.assertIn("x.npy: index %s refused" % name,
+                      arrayinfo_index(self.src.join("a.npz"), self.cache.path))
         inflated, used, log = self.random_reads()
         self.assertFalse(used)
         self.assertEqual(log.count("index file refused"), 1, log[-3000:])
