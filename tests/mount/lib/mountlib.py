@@ -196,6 +196,11 @@ class Mount:
         self.mountpoint = os.path.realpath(mountpoint)
         logdir = tempfile.mkdtemp(prefix="arrayfs-log-", dir="/tmp")
         self._own_dirs.append(logdir)
+        # saved inflate indexes go to a folder of this mount's own, never to
+        # the machine's cache (/var/cache/arrayfs for root), unless the test
+        # chooses (index_dir=, no_index)
+        if not any("index_dir" in a or "no_index" in a for a in self.args):
+            self.args += ["-o", "index_dir=" + os.path.join(logdir, "index")]
         self.log_path = os.path.join(logdir, "daemon.log")
         self.proc = None
         self.returncode = None
