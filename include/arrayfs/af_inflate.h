@@ -148,8 +148,9 @@ void af_inflate_close(af_inflate *z);
  * Each span (the output between two points, from 0 to the first, from the
  * last to the end) is then checked against the CRC-32 the index holds for
  * it: a read that touches a span not checked yet inflates that span to its
- * end before it returns (so a read inflates at most about one span and a
- * half), and a mismatch fails the read with AF_E_CORRUPT naming the span.
+ * end before it returns (so a read inflates about one span, two when it
+ * crosses a point), and a mismatch fails the read with AF_E_CORRUPT naming
+ * the span. Checked spans are remembered while @p z is open.
  * A loaded index records no new points.
  *
  * File (all integers little-endian):

@@ -58,6 +58,18 @@ void afz_cache_put(af_inflate *z, struct afz_cursor *c, uint64_t blk,
 	pthread_mutex_unlock(&z->lock);
 }
 
+void afz_cache_drop(af_inflate *z, uint64_t from, uint64_t to)
+{
+	pthread_mutex_lock(&z->lock);
+	for (unsigned i = 0; i < z->o.cache_blocks; i++) {
+		struct afz_cache_ent *e = &z->cache[i];
+		uint64_t start = e->blk * z->o.block;
+		if (e->valid && start < to && start + e->len > from)
+			e->valid = false;
+	}
+	pthread_mutex_unlock(&z->lock);
+}
+
 void afz_cache_free(af_inflate *z)
 {
 	if (!z->cache)

@@ -349,6 +349,10 @@ static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 	uint64_t at = c->out, mark = c->next_mark;
 	bool from_start = c->from_start;
 	uint32_t crc = c->crc;
+	/* the span check goes on over the replayed stretch's end too */
+	size_t vspan = c->vspan;
+	uint64_t vend = c->vend;
+	uint32_t vcrc = c->vcrc;
 	struct afz_point pt;
 	bool at_point;
 
@@ -374,6 +378,9 @@ static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 	c->from_start = from_start;
 	c->crc = crc;
 	c->next_mark = mark;
+	c->vspan = vspan;
+	c->vend = vend;
+	c->vcrc = vcrc;
 	if (!st && c->ended)
 		st = afz_ended(z, c, err);
 	return st;

@@ -318,6 +318,10 @@ size_t afz_cache_get(af_inflate *z, unsigned char *buf, size_t len,
 void afz_cache_put(af_inflate *z, struct afz_cursor *c, uint64_t blk,
 		   size_t len);
 
+/** Forget cached blocks overlapping [@p from, @p to): a span that failed
+ * its check. Takes the lock. */
+void afz_cache_drop(af_inflate *z, uint64_t from, uint64_t to);
+
 void afz_cache_free(af_inflate *z);
 
 #endif /* ARRAYFS_INFLATE_I_H */

@@ -70,7 +70,9 @@ af_status afz_verify(af_inflate *z, struct afz_cursor *c,
 			break;
 		size_t k = c->vspan;
 		c->vspan = AFZ_NO_SPAN;
-		if (c->vcrc != z->span_crc[k])
+		if (c->vcrc != z->span_crc[k]) {
+			/* blocks of it went to the cache before the check */
+			afz_cache_drop(z, afz_span_start(z, k), c->vend);
 			return af_error_set(err, AF_E_CORRUPT, AF_NO_OFFSET,
 					    "span %zu (output bytes %llu to "
 					    "%llu) inflates to CRC-32 %08x, "
@@ -78,6 +80,7 @@ af_status afz_verify(af_inflate *z, struct afz_cursor *c,
 					    k, ull(afz_span_start(z, k)),
 					    ull(c->vend), (unsigned)c->vcrc,
 					    (unsigned)z->span_crc[k]);
+		}
 		__atomic_store_n(&z->span_ok[k], 1, __ATOMIC_RELEASE);
 	}
 	return AF_OK;

@@ -223,6 +223,17 @@ START_TEST(member_altered_after_saving_fails_its_span)
 				 AF_E_CORRUPT);
 		ck_assert_ptr_nonnull(strstr(err.msg, "span"));
 	}
+	/* nowhere in the span, not even from blocks cached before the check */
+	unsigned long long a, b;
+	ck_assert_int_eq(sscanf(strstr(err.msg, "output bytes"),
+				"output bytes %llu to %llu", &a, &b), 2);
+	uint64_t at[] = { a, (a + b) / 2, b - 100, b - 100 - 16 * KIB };
+	for (int i = 0; i < 4; i++) {
+		unsigned char buf[100];
+		size_t n;
+		ck_assert_int_eq(af_inflate_read(z, buf, sizeof(buf), at[i],
+						 &n, &err), AF_E_CORRUPT);
+	}
 	ck_assert_int_eq(af_status_errno(AF_E_CORRUPT), EIO);
 	af_inflate_close(z);
 	free(idx);
