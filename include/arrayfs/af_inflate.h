@@ -151,7 +151,10 @@ void af_inflate_close(af_inflate *z);
  * end before it returns (so a read inflates about one span, two when it
  * crosses a point), and a mismatch fails the read with AF_E_CORRUPT naming
  * the span. Checked spans are remembered while @p z is open.
- * A loaded index records no new points.
+ * A loaded index records no new points. Only points recorded by the pass
+ * from 0 know their CRC, so a stream read at random (recording points off
+ * that pass) before being read whole saves no index until it is opened
+ * again and read whole first.
  *
  * File (all integers little-endian):
  *   header, 128 bytes: magic "AFINFLX\n", u32 version (1), u32 header

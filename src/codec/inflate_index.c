@@ -99,14 +99,17 @@ bool af_inflate_index_loaded(af_inflate *z)
 	return l;
 }
 
-/* Lock held. */
-static bool ready(const af_inflate *z)
+/* Lock held. A point recorded off a pass from 0 has no CRC and never
+ * gets one: such an index is never saved (marked so, to ask once). */
+static bool ready(af_inflate *z)
 {
 	if (!z->crc_ok || z->loaded || z->saved || z->npoints == 0)
 		return false;
 	for (size_t i = 0; i < z->npoints; i++)
-		if (!z->points[i].has_crc)
+		if (!z->points[i].has_crc) {
+			z->saved = true;
 			return false;
+		}
 	return true;
 }
 
