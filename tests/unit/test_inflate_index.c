@@ -73,10 +73,11 @@ static void free_member(struct member *m)
 	free(m->comp);
 }
 
-static af_inflate *open_member(struct member *m)
+static af_inflate *open_engine(struct member *m, af_inflate_engine engine)
 {
 	struct af_inflate_opts o;
 	af_inflate_default_opts(&o);
+	o.engine = engine;
 	o.span = SPAN;
 	o.index_div = 0; /* a point every span */
 	o.block = 16 * KIB;
@@ -104,10 +105,16 @@ static af_status read_at(af_inflate *z, struct member *m, uint64_t off,
 	return st;
 }
 
-/* A sequential pass, then the exported index. */
-static unsigned char *saved_index(struct member *m, size_t *len)
+static af_inflate *open_member(struct member *m)
 {
-	af_inflate *z = open_member(m);
+	return open_engine(m, AF_INFLATE_AUTO);
+}
+
+/* A sequential pass with @p engine, then the exported index. */
+static unsigned char *saved_by(struct member *m, af_inflate_engine engine,
+			       size_t *len)
+{
+	af_inflate *z = open_engine(m, engine);
 	af_error err;
 	ck_assert(!af_inflate_index_ready(z));
 	for (uint64_t off = 0; off < m->plen; off += 100 * KIB)
@@ -120,6 +127,11 @@ static unsigned char *saved_index(struct member *m, size_t *len)
 	ck_assert(!af_inflate_index_ready(z)); /* saved once */
 	af_inflate_close(z);
 	return buf;
+}
+
+static unsigned char *saved_index(struct member *m, size_t *len)
+{
+	return saved_by(m, AF_INFLATE_AUTO, len);
 }
 
 START_TEST(loaded_index_reads_at_random_within_a_span)
@@ -148,6 +160,34 @@ START_TEST(loaded_index_reads_at_random_within_a_span)
 	ck_assert_int_eq(read_at(z, &m, m.plen - 1, 1, &err), AF_OK);
 	af_inflate_close(z);
 	free(idx);
+	free_member(&m);
+}
+END_TEST
+
+/* Points are block boundaries either engine resumes from, whichever
+ * recorded them: an index saved by one serves the other. */
+START_TEST(index_of_one_engine_serves_the_other)
+{
+	if (!af_inflate_engine_available(AF_INFLATE_ISAL))
+		return;
+	static const af_inflate_engine pairs[2][2] = {
+		{ AF_INFLATE_ZLIB, AF_INFLATE_ISAL },
+		{ AF_INFLATE_ISAL, AF_INFLATE_ZLIB },
+	};
+	struct member m;
+	make_member(&m, 2u << 20, 6, 31);
+	for (int p = 0; p < 2; p++) {
+		size_t len;
+		unsigned char *idx = saved_by(&m, pairs[p][0], &len);
+		af_inflate *z = open_engine(&m, pairs[p][1]);
+		af_error err;
+		ck_assert_int_eq(af_inflate_index_import(z, &m.key, idx, len,
+							 &err), AF_OK);
+		for (uint64_t off = 1000; off < m.plen; off += 300 * KIB)
+			ck_assert_int_eq(read_at(z, &m, off, 3000, &err), AF_OK);
+		af_inflate_close(z);
+		free(idx);
+	}
 	free_member(&m);
 }
 END_TEST
@@ -344,6 +384,7 @@ int main(void)
 	TCase *tc = tcase_create("index");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, loaded_index_reads_at_random_within_a_span);
+	tcase_add_test(tc, index_of_one_engine_serves_the_other);
 	tcase_add_test(tc, tampered_index_is_refused_and_bytes_stay_right);
 	tcase_add_test(tc, member_altered_after_saving_fails_its_span);
 	tcase_add_test(tc, folder_saves_loads_and_keeps_its_budget);
