@@ -61,6 +61,7 @@ struct afd_opts {
 	char *index_dir;       /* saved inflate indexes (main frees); NULL:
 				* none (-o no_index) */
 	int no_index;
+	uint64_t zarr_chunk;   /* largest B.zarr/ chunk file, bytes (>= 1) */
 	struct afd_limits limits;
 	int debug, foreground;
 };

@@ -25,6 +25,7 @@ struct afd_dirh {
 	/* npz / array folder */
 	struct afd_src *sf;
 	long zdir;
+	const struct afd_arrinfo *ai;  /* array and B.zarr/ folders */
 	char *names[AE_COUNT];   /* array folder entry names (NULL = absent) */
 };
 
@@ -80,7 +81,7 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		*out = d;
 		return 0;
 	}
-	if (n->kind != NK_ARRAY && n->kind != NK_NPZDIR) {
+	if (n->kind != NK_ARRAY && n->kind != NK_NPZDIR && n->kind != NK_ZARRDIR) {
 		rc = -ENOTDIR;
 		goto fail;
 	}
@@ -97,6 +98,7 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		goto fail;
 	d->sf = r.sf;
 	d->zdir = r.zdir;
+	d->ai = r.ai;
 	if (n->kind == NK_ARRAY) {
 		const char *dn = afd_array_dirname(n);
 		for (int e = AE_DATA; e < AE_COUNT; e++) {
@@ -183,11 +185,12 @@ static ssize_t fill_mirror(fuse_req_t req, struct afd_dirh *d, char *buf,
 	return (ssize_t)used;
 }
 
-/* npz and array folders: offset k = the k-th entry (0 ".", 1 "..") */
+/* npz, array and B.zarr/ folders: offset k = the k-th entry (0 ".", 1 "..") */
 static ssize_t fill_virtual(fuse_req_t req, struct afd_dirh *d, char *buf,
 			    size_t size, off_t off)
 {
 	size_t used = 0;
+	af_zarr_entry zent;
 	if (off < 0)
 		return -EINVAL;
 	for (uint64_t k = (uint64_t)off;; k++) {
@@ -210,6 +213,13 @@ static ssize_t fill_virtual(fuse_req_t req, struct afd_dirh *d, char *buf,
 				break;
 			name = d->names[e];
 			ino = afd_ino_of(d->path, d->member, (enum afd_entry)e);
+			dt = e == AE_ZARR ? DT_DIR : DT_REG;
+		} else if (d->kind == NK_ZARRDIR) {
+			/* made from its index alone: no memory per chunk */
+			if (!afd_zarr_listed(&d->ai->zarr, d->path, d->member,
+					     k - 2, &zent, &ino))
+				break;
+			name = zent.name;
 			dt = DT_REG;
 		} else {
 			const struct afd_zdir *z = &d->sf->tree.dirs[d->zdir];

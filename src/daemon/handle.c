@@ -12,8 +12,10 @@
 #include "ctx.h"
 #include "fail.h"
 #include "handle.h"
+#include "sidecar.h"
 #include "spipe.h"
 #include "tree.h"
+#include "zchunk.h"
 
 /* Beyond this many pieces in one reply the rest is copied in one go. */
 #define AFD_READ_MAX_PIECES 16u
@@ -24,8 +26,8 @@
 enum afd_hkind {
 	H_PLAIN = 1,  /* a source file served as-is from its fd */
 	H_RAW,        /* an af_source served as-is (npz plain member) */
-	H_VIEW,       /* data, B.npy, B.ra */
-	H_TEXT,       /* shape, dtype, header */
+	H_VIEW,       /* data, B.npy, B.ra, a chunk file of B.zarr/ */
+	H_TEXT,       /* shape, dtype, header, sidecars, Zarr metadata */
 };
 
 struct afd_handle {
@@ -37,6 +39,7 @@ struct afd_handle {
 	const af_source *src;
 	af_source fsrc;
 	af_view *view;
+	struct afd_zchunk *zc;   /* a chunk file: read through it, not view */
 	char *text;
 	size_t tlen;
 	int check_fd;            /* fd whose data must not change, or -1 */
@@ -94,6 +97,7 @@ void afd_handle_close(struct afd_handle *h)
 		return;
 	if (h->view)
 		af_view_close(h->view);
+	afd_zchunk_close(h->zc);
 	if (h->midx >= 0)
 		afd_src_member_close(h->sf, (size_t)h->midx);
 	afd_src_put(h->sf);
@@ -108,11 +112,12 @@ static char *where_of(const struct afd_node *n)
 {
 	char *out = NULL;
 	int rc;
-	if (n->member && n->kind == NK_ENTRY)
+	bool entry = n->kind == NK_ENTRY || n->kind == NK_ZARRFILE;
+	if (n->member && entry)
 		rc = asprintf(&out, "%s/%s/%s", n->path, n->member, n->name);
 	else if (n->member)
 		rc = asprintf(&out, "%s/%s", n->path, n->member);
-	else if (n->kind == NK_ENTRY)
+	else if (entry)
 		rc = asprintf(&out, "%s/%s", n->path, n->name);
 	else
 		rc = asprintf(&out, "%s", n->path);
@@ -156,6 +161,10 @@ static int open_text(const struct afd_arrinfo *ai, enum afd_entry e,
 		st = af_text_dtype(&ai->a, &h->text, &h->tlen);
 	else if (e == AE_HEADER)
 		st = af_text_header(&ai->a, &h->text, &h->tlen);
+	else if (e == AE_HDR || e == AE_NHDR)
+		st = afd_sidecar_text(&ai->a, e, &h->text, &h->tlen);
+	else
+		st = afd_zarr_text(&ai->zarr, e, &h->text, &h->tlen);
 	if (st != AF_OK) {
 		af_error err;
 		af_error_set(&err, st, AF_NO_OFFSET, "cannot write its text: %s",
@@ -181,8 +190,7 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 	h->id = r.sf->id;
 	*version = r.sf->key;
 	afd_attr(c, &id, &r, &h->attr);
-	if (n->kind == NK_ENTRY &&
-	    (n->entry == AE_SHAPE || n->entry == AE_DTYPE || n->entry == AE_HEADER)) {
+	if (afd_entry_is_text(n->entry)) {
 		if (h->fd >= 0) {
 			close(h->fd);
 			h->fd = -1;
@@ -215,6 +223,17 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 		[AE_DATA] = AF_VIEW_DATA, [AE_NPY] = AF_VIEW_NPY, [AE_RA] = AF_VIEW_RA };
 	af_error err;
 	af_error_clear(&err);
+	if (n->kind == NK_ZARRFILE) {
+		rc = afd_zchunk_open(c, r.sf, r.midx, r.ai, n->sub, h->src, &h->zc,
+				     &err);
+		if (rc < 0 && rc != -ENOENT && rc != -ENOMEM)
+			return fail(h, why, AFD_LINE_OPEN, 0, &err);
+		if (rc < 0)
+			return rc;
+		h->cost = afd_zchunk_cost(h->zc);
+		h->kind = H_VIEW;
+		return 0;
+	}
 	const af_zip_entry *me = n->member ?
 		af_zip_entry_at(r.sf->zip, (size_t)r.midx) : NULL;
 	af_cost cost = af_view_cost(&r.ai->a, me, vk[n->entry]);
@@ -239,6 +258,7 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 	case NK_DIR:
 	case NK_ARRAY:
 	case NK_NPZDIR:
+	case NK_ZARRDIR:
 		return -EISDIR;
 	case NK_LINK:
 		return -ELOOP;
@@ -386,6 +406,21 @@ io_error:
 	return fail(h, why, AFD_LINE_READ, err.status, &err);
 }
 
+/* What a view read walks: a chunk file's (zchunk.h) or the handle's view. */
+static af_status view_extent(const struct afd_handle *h, uint64_t pos,
+			     af_extent *e)
+{
+	return h->zc ? afd_zchunk_extent(h->zc, pos, e) :
+		       af_view_extent(h->view, pos, e);
+}
+
+static af_status view_read(struct afd_handle *h, void *buf, size_t n,
+			   uint64_t pos, size_t *got, af_error *err)
+{
+	return h->zc ? afd_zchunk_read(h->zc, buf, n, pos, got, err) :
+		       af_view_read(h->view, buf, n, pos, got, err);
+}
+
 /* Copy [pos, end) of the view into one scratch buffer piece. */
 static int copy_rest(struct afd_handle *h, struct afd_rbuf *rb, uint64_t pos,
 		     uint64_t end, struct afd_failure *why)
@@ -396,7 +431,7 @@ static int copy_rest(struct afd_handle *h, struct afd_rbuf *rb, uint64_t pos,
 	af_error_clear(&err);
 	if (!p)
 		return -ENOMEM;
-	if (af_view_read(h->view, p, n, pos, &got, &err) != AF_OK)
+	if (view_read(h, p, n, pos, &got, &err) != AF_OK)
 		return fail(h, why, AFD_LINE_READ, err.status, &err);
 	if (got != n) {
 		af_error_set(&err, AF_E_TRUNCATED, pos + got,
@@ -423,7 +458,7 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 			break;
 		}
 		af_extent e;
-		if (af_view_extent(h->view, pos, &e) != AF_OK || e.len == 0) {
+		if (view_extent(h, pos, &e) != AF_OK || e.len == 0) {
 			af_error err;
 			af_error_set(&err, AF_E_RANGE, pos,
 				     "no extent at byte %llu", (unsigned long long)pos);
@@ -433,6 +468,15 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 		if (e.kind == AF_EXTENT_MEMORY) {
 			struct fuse_buf *b = piece(rb);
 			b->mem = (void *)e.mem;
+			b->size = (size_t)n;
+		} else if (e.kind == AF_EXTENT_ZERO) {
+			/* a chunk's tail past the array's edge: nothing to read */
+			void *zeros = scratch(rb, (size_t)n);
+			if (!zeros)
+				return -ENOMEM;
+			memset(zeros, 0, (size_t)n);
+			struct fuse_buf *b = piece(rb);
+			b->mem = zeros;
 			b->size = (size_t)n;
 		} else if (e.kind == AF_EXTENT_SOURCE && h->src->fd >= 0) {
 			int rc = fd_piece(c, h, rb, h->src->fd,
@@ -500,7 +544,7 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 		total = h->src->size;
 		break;
 	case H_VIEW:
-		total = af_view_size(h->view);
+		total = h->zc ? afd_zchunk_size(h->zc) : af_view_size(h->view);
 		break;
 	default:
 		return -EIO;

@@ -28,6 +28,7 @@ static const struct fuse_opt afd_opt_spec[] = {
 	{ "readahead_kb=%u", offsetof(struct afd_opts, readahead_kb), 0 },
 	{ "index_dir=%s", offsetof(struct afd_opts, index_dir), 0 },
 	{ "no_index", offsetof(struct afd_opts, no_index), 1 },
+	{ "zarr_chunk=%" SCNu64, offsetof(struct afd_opts, zarr_chunk), 0 },
 	{ "max_handles=%zu", offsetof(struct afd_opts, limits.bound_max), 0 },
 	{ "max_decoded=%zu", offsetof(struct afd_opts, limits.bound_budget), 0 },
 	{ "decoded_idle_ms=%" SCNu64,
@@ -69,6 +70,7 @@ static void usage(const char *prog)
 	       "                           $XDG_CACHE_HOME/arrayfs, ~/.cache/arrayfs;\n"
 	       "                           root: /var/cache/arrayfs; 256 MiB at most)\n"
 	       "    -o no_index            neither read nor save inflate indexes\n"
+	       "    -o zarr_chunk=BYTES    largest chunk file of B.zarr/ (default 8388608)\n"
 	       "    -o max_handles=N       files kept open for reads without an open\n"
 	       "                           (default %zu)\n"
 	       "    -o max_decoded=BYTES   decoded LZ4 data those keep (default %zu)\n"
@@ -241,6 +243,7 @@ int main(int argc, char **argv)
 	int ret = 1;
 
 	afd_limits_default(&o.limits);
+	o.zarr_chunk = AF_ZARR_CHUNK_DEFAULT;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.root.fd = -1;
@@ -268,6 +271,11 @@ int main(int argc, char **argv)
 	}
 	if (o.entry_timeout < 0 || o.neg_timeout < 0) {
 		fprintf(stderr, "arrayfs: timeouts must not be negative\n");
+		goto out;
+	}
+	if (o.zarr_chunk < 1 || o.zarr_chunk > INT64_MAX) {
+		fprintf(stderr, "arrayfs: zarr_chunk must be 1 to %" PRId64 " bytes\n",
+			INT64_MAX);
 		goto out;
 	}
 	o.debug = cmd.debug;

@@ -14,21 +14,32 @@
 
 #define AFD_NODES_MIN_BUCKETS 1024u
 
-uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e)
+uint64_t afd_ino_of_sub(const char *path, const char *member, enum afd_entry e,
+			uint64_t sub)
 {
 	uint64_t h = afd_hash_str(AFD_FNV_SEED, path);
 	h = afd_hash_str(h, member);
 	unsigned char eb = (unsigned char)e;
-	h = afd_hash_mix(afd_hash_bytes(h, &eb, 1));
+	h = afd_hash_bytes(h, &eb, 1);
+	/* only chunk files have a sub: every other number stays as it was */
+	if (sub)
+		h = afd_hash_bytes(h, &sub, sizeof(sub));
+	h = afd_hash_mix(h);
 	return h <= FUSE_ROOT_ID ? h + 2 : h;
 }
 
+uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e)
+{
+	return afd_ino_of_sub(path, member, e, 0);
+}
+
 static uint64_t key_of(enum afd_nkind k, enum afd_entry e, const char *path,
-		       const char *member, uint64_t version)
+		       const char *member, uint64_t version, uint64_t sub)
 {
 	unsigned char kb[2] = { (unsigned char)k, (unsigned char)e };
 	uint64_t h = afd_hash_bytes(AFD_FNV_SEED, kb, 2);
 	h = afd_hash_bytes(h, &version, sizeof(version));
+	h = afd_hash_bytes(h, &sub, sizeof(sub));
 	h = afd_hash_str(h, path);
 	return afd_hash_mix(afd_hash_str(h, member));
 }
@@ -55,8 +66,8 @@ void afd_node_free(struct afd_node *n)
 
 static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 				 const char *path, const char *member,
-				 uint64_t version, uint64_t parent,
-				 const char *name)
+				 uint64_t version, uint64_t sub,
+				 uint64_t parent, const char *name)
 {
 	struct afd_node *n = calloc(1, sizeof(*n));
 	if (!n)
@@ -73,8 +84,9 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 		return NULL;
 	}
 	n->version = version;
-	n->key = key_of(kind, e, path, member, version);
-	n->ino = afd_ino_of(path, member, e);
+	n->sub = sub;
+	n->key = key_of(kind, e, path, member, version, sub);
+	n->ino = afd_ino_of_sub(path, member, e, sub);
 	return n;
 }
 
@@ -144,7 +156,7 @@ int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 	t->nbuckets = AFD_NODES_MIN_BUCKETS;
 	t->id_tab = calloc(t->nbuckets, sizeof(*t->id_tab));
 	t->src_tab = calloc(t->nbuckets, sizeof(*t->src_tab));
-	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, 0, "");
+	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, 0, 0, "");
 	if (!t->id_tab || !t->src_tab || !t->root) {
 		free(t->id_tab);
 		free(t->src_tab);
@@ -190,26 +202,29 @@ uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n)
 static struct afd_node *find_locked(struct afd_nodes *t, uint64_t key,
 				    enum afd_nkind kind, enum afd_entry e,
 				    const char *path, const char *member,
-				    uint64_t version)
+				    uint64_t version, uint64_t sub)
 {
 	for (struct afd_node *n = t->id_tab[key & (t->nbuckets - 1)]; n;
 	     n = n->id_next)
 		if (n->key == key && n->kind == kind && n->entry == e &&
-		    n->version == version && str_eq(n->path, path) &&
+		    n->version == version && n->sub == sub &&
+		    str_eq(n->path, path) &&
 		    str_eq(n->member, member))
 			return n;
 	return NULL;
 }
 
-struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
-			       enum afd_entry e, const char *path,
-			       const char *member, uint64_t version,
-			       uint64_t parent, const char *name, int *created)
+struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
+				   enum afd_entry e, const char *path,
+				   const char *member, uint64_t version,
+				   uint64_t sub, uint64_t parent,
+				   const char *name, int *created)
 {
-	uint64_t key = key_of(kind, e, path, member, version);
+	uint64_t key = key_of(kind, e, path, member, version, sub);
 	*created = 0;
 	pthread_mutex_lock(&t->lock);
-	struct afd_node *n = find_locked(t, key, kind, e, path, member, version);
+	struct afd_node *n = find_locked(t, key, kind, e, path, member, version,
+					 sub);
 	if (n) {
 		n->nlookup++;
 		pthread_mutex_unlock(&t->lock);
@@ -218,12 +233,12 @@ struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 	pthread_mutex_unlock(&t->lock);
 
 	/* allocate outside the lock; recheck before linking */
-	struct afd_node *fresh = node_new(kind, e, path, member, version,
+	struct afd_node *fresh = node_new(kind, e, path, member, version, sub,
 					  parent, name);
 	if (!fresh)
 		return NULL;
 	pthread_mutex_lock(&t->lock);
-	n = find_locked(t, key, kind, e, path, member, version);
+	n = find_locked(t, key, kind, e, path, member, version, sub);
 	if (n) {
 		n->nlookup++;
 		pthread_mutex_unlock(&t->lock);
@@ -236,6 +251,15 @@ struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 	pthread_mutex_unlock(&t->lock);
 	*created = 1;
 	return fresh;
+}
+
+struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
+			       enum afd_entry e, const char *path,
+			       const char *member, uint64_t version,
+			       uint64_t parent, const char *name, int *created)
+{
+	return afd_nodes_get_sub(t, kind, e, path, member, version, 0, parent,
+				 name, created);
 }
 
 struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,

@@ -3,7 +3,7 @@
  * The node table: every inode the kernel knows, keyed by identity.
  *
  * Invariants:
- *  - A node's identity (kind, entry, path, member, version) and its
+ *  - A node's identity (kind, entry, path, member, version, sub) and its
  *    parent/name are immutable; only nlookup, served_gen and bound change
  *    (nlookup under the table lock, served_gen atomically, bound under the
  *    bound set's lock).
@@ -15,7 +15,7 @@
  *  - One node per identity: a second lookup of the same thing returns the
  *    same node, so its nodeid (the node's address) is stable while the
  *    kernel holds it. The root is never freed.
- *  - st_ino is a hash of (path, member, entry) only, not of the kind, so
+ *  - st_ino is a hash of (path, member, entry, sub) only, not of the kind, so
  *    it survives forget/lookup and a plain file turning into an array dir
  *    keeps its inode number; the kind is in the table key, so such a change
  *    gets a fresh nodeid (the kernel never sees an inode change type).
@@ -40,6 +40,8 @@ enum afd_nkind {
 	NK_NPZDIR,    /* an npz root (member "") or sub-folder ("a/b/") */
 	NK_MEMBER,    /* a non-array npz member, served uncompressed */
 	NK_ENTRY,     /* one file of an array directory */
+	NK_ZARRDIR,   /* B.zarr/ of an array directory (entry AE_ZARR) */
+	NK_ZARRFILE,  /* a file in B.zarr/ (AE_ZARRAY .. AE_ZCHUNK) */
 };
 
 enum afd_entry {
@@ -50,7 +52,14 @@ enum afd_entry {
 	AE_HEADER,
 	AE_NPY,
 	AE_RA,
-	AE_COUNT,
+	AE_HDR,       /* data.hdr */
+	AE_NHDR,      /* B.nhdr */
+	AE_ZARR,      /* B.zarr/ */
+	AE_COUNT,     /* the entries of an array directory end here */
+	AE_ZARRAY,    /* in B.zarr/: .zarray, .zattrs, zarr.json, chunk `sub` */
+	AE_ZATTRS,
+	AE_ZJSON,
+	AE_ZCHUNK,
 };
 
 struct afd_node {
@@ -69,6 +78,7 @@ struct afd_node {
 	char *path;            /* source-relative path ("." = the root folder) */
 	char *member;          /* npz member name or folder prefix, else NULL */
 	char *name;            /* the name in the parent */
+	uint64_t sub;          /* AE_ZCHUNK: the chunk index, else 0 */
 	struct afd_node *id_next, *src_next;
 };
 
@@ -81,6 +91,9 @@ struct afd_nodes {
 
 /** Stable st_ino for an identity (never 0 or 1). */
 uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e);
+/** The same with a chunk index (@p sub 0 gives afd_ino_of's number). */
+uint64_t afd_ino_of_sub(const char *path, const char *member, enum afd_entry e,
+			uint64_t sub);
 
 /** Set up the table with its root node. Returns 0 or -ENOMEM. */
 int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
@@ -101,6 +114,12 @@ struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 			       enum afd_entry e, const char *path,
 			       const char *member, uint64_t version,
 			       uint64_t parent, const char *name, int *created);
+/** The same for an identity with a chunk index @p sub (B.zarr/ chunks). */
+struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
+				   enum afd_entry e, const char *path,
+				   const char *member, uint64_t version,
+				   uint64_t sub, uint64_t parent,
+				   const char *name, int *created);
 
 /**
  * Drop @p n lookups. A node reaching 0 is unlinked and returned: the

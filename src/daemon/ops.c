@@ -121,10 +121,11 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 	}
 	afd_attr(c, &id, &r, &e.attr);
 	int created;
-	struct afd_node *n = afd_nodes_get(&c->nodes, id.kind, id.entry, id.path,
-					   id.member, afd_version_of(&id, &r),
-					   afd_nodes_id(&c->nodes, p), name,
-					   &created);
+	struct afd_node *n = afd_nodes_get_sub(&c->nodes, id.kind, id.entry,
+					       id.path, id.member,
+					       afd_version_of(&id, &r), id.sub,
+					       afd_nodes_id(&c->nodes, p), name,
+					       &created);
 	afd_res_release(&r);
 	afd_id_free(&id);
 	if (!n) {
@@ -390,7 +391,8 @@ static const char afd_xattr_names[] =
 
 static bool has_xattrs(const struct afd_node *n)
 {
-	return n->kind == NK_ARRAY || (n->kind == NK_ENTRY && n->entry == AE_DATA);
+	return n->kind == NK_ARRAY || (n->kind == NK_ENTRY && n->entry == AE_DATA) ||
+	       (n->kind == NK_ZARRFILE && n->entry == AE_ZCHUNK);
 }
 
 /* The value of @p name for array @p ai, malloc'd, or NULL (-ENODATA). */

@@ -9,6 +9,7 @@
 
 #include "ctx.h"
 #include "hash.h"
+#include "sidecar.h"
 #include "srcfile.h"
 
 #define AFD_SRC_BUCKETS 8192u
@@ -160,7 +161,8 @@ static struct afd_src *find_locked(struct afd_srcs *s, const char *path)
 }
 
 /* Sizes of the entries of an array dir, from the header alone. */
-static void arrinfo_fill(struct afd_arrinfo *ai, const af_source *src)
+static void arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
+			 const af_source *src)
 {
 	static const af_view_kind vk[] = { [AE_DATA] = AF_VIEW_DATA,
 					   [AE_NPY] = AF_VIEW_NPY,
@@ -190,6 +192,8 @@ static void arrinfo_fill(struct afd_arrinfo *ai, const af_source *src)
 		}
 		free(t);
 	}
+	afd_sidecar_fill(ai);
+	afd_zarr_info_fill(ai, c->opts.zarr_chunk);
 }
 
 static const char *base_name(const char *path)
@@ -272,7 +276,7 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 			"%s: unknown RawArray flag bits 0x%llx ignored", path,
 			(unsigned long long)sf->arr.a.ra_unknown_flags);
 	sf->arr.offset = sf->arr.a.data_offset;
-	arrinfo_fill(&sf->arr, &src);
+	arrinfo_fill(c, &sf->arr, &src);
 	sf->kind = SK_ARRAY;
 	return sf;
 broken:
@@ -517,7 +521,7 @@ static void member_parse(struct afd_ctx *c, struct afd_src *sf, size_t i,
 	    af_zip_data_offset(sf->zip, i, &base, NULL) == AF_OK &&
 	    base + mi->arr.offset >= base)
 		mi->arr.offset += base;
-	arrinfo_fill(&mi->arr, msrc);
+	arrinfo_fill(c, &mi->arr, msrc);
 	af_member_close(m);
 	mi->state = MS_ARRAY;
 	goto out;

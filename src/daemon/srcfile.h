@@ -26,6 +26,7 @@
 
 #include "arrayfs/arrayfs.h"
 #include "nodes.h"
+#include "zarrdir.h"
 #include "ztree.h"
 
 struct afd_ctx;
@@ -49,6 +50,7 @@ struct afd_arrinfo {
 	bool has[AE_COUNT];
 	uint64_t size[AE_COUNT];
 	uint64_t offset;    /* user.array.offset */
+	struct afd_zarrinfo zarr;  /* B.zarr/ (zarrdir.h) */
 };
 
 enum afd_skind { SK_PLAIN = 1, SK_ARRAY, SK_NPZ };

@@ -9,15 +9,34 @@
 
 #include "ctx.h"
 #include "tree.h"
+#include "zarrdir.h"
 
 static const char *const entry_fixed[AE_COUNT] = {
 	[AE_DATA] = "data", [AE_SHAPE] = "shape", [AE_DTYPE] = "dtype",
-	[AE_HEADER] = "header",
+	[AE_HEADER] = "header", [AE_HDR] = "data.hdr",
+};
+
+/* the entries named B + a suffix */
+static const char *const entry_suffix[AE_COUNT] = {
+	[AE_NPY] = ".npy", [AE_RA] = ".ra", [AE_NHDR] = ".nhdr",
+	[AE_ZARR] = ".zarr",
 };
 
 struct afd_id afd_id_of(const struct afd_node *n)
 {
-	return (struct afd_id){ n->kind, n->entry, n->path, n->member, n->name };
+	return (struct afd_id){ n->kind, n->entry, n->path, n->member, n->name,
+				n->sub };
+}
+
+bool afd_entry_is_text(enum afd_entry e)
+{
+	switch (e) {
+	case AE_SHAPE: case AE_DTYPE: case AE_HEADER: case AE_HDR: case AE_NHDR:
+	case AE_ZARRAY: case AE_ZATTRS: case AE_ZJSON:
+		return true;
+	default:
+		return false;
+	}
 }
 
 void afd_id_free(struct afd_id *id)
@@ -60,11 +79,12 @@ char *afd_entry_name(const char *dirname, enum afd_entry e)
 {
 	if (e < AE_COUNT && entry_fixed[e])
 		return strdup(entry_fixed[e]);
+	if (e >= AE_COUNT || !entry_suffix[e])
+		return NULL;
 	/* B = the folder name without its .npy / .ra extension */
 	size_t n = base_len(dirname);
 	char *out = NULL;
-	if (asprintf(&out, "%.*s%s", (int)n, dirname,
-		     e == AE_NPY ? ".npy" : ".ra") < 0)
+	if (asprintf(&out, "%.*s%s", (int)n, dirname, entry_suffix[e]) < 0)
 		return NULL;
 	return out;
 }
@@ -77,10 +97,9 @@ enum afd_entry afd_entry_of(const char *dirname, const char *name)
 	size_t b = base_len(dirname);
 	if (strncmp(name, dirname, b) != 0)
 		return AE_NONE;
-	if (strcmp(name + b, ".npy") == 0)
-		return AE_NPY;
-	if (strcmp(name + b, ".ra") == 0)
-		return AE_RA;
+	for (int k = AE_DATA; k < AE_COUNT; k++)
+		if (entry_suffix[k] && strcmp(name + b, entry_suffix[k]) == 0)
+			return (enum afd_entry)k;
 	return AE_NONE;
 }
 
@@ -165,6 +184,8 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 		break;
 	case NK_ARRAY:
 	case NK_ENTRY:
+	case NK_ZARRDIR:
+	case NK_ZARRFILE:
 		if (id->member) {
 			rc = resolve_npz(c, id, r);
 			break;
@@ -179,7 +200,11 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 			r->ai = &r->sf->arr;
 		break;
 	}
-	if (rc == 0 && id->kind == NK_ENTRY && !r->ai->has[id->entry])
+	if (rc == 0 && (id->kind == NK_ENTRY || id->kind == NK_ZARRDIR) &&
+	    !r->ai->has[id->entry])
+		rc = -ENOENT;
+	if (rc == 0 && id->kind == NK_ZARRFILE &&
+	    !afd_zarr_has(&r->ai->zarr, id->entry, id->sub))
 		rc = -ENOENT;
 	if (rc < 0) {
 		afd_res_release(r);
@@ -197,7 +222,7 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 	const struct stat *s = &r->st;
 	mode_t perm = s->st_mode & 07777 & ~(mode_t)0222;
 	memset(out, 0, sizeof(*out));
-	out->st_ino = afd_ino_of(id->path, id->member, id->entry);
+	out->st_ino = afd_ino_of_sub(id->path, id->member, id->entry, id->sub);
 	out->st_uid = c->opts.uid >= 0 ? (uid_t)c->opts.uid : s->st_uid;
 	out->st_gid = c->opts.gid >= 0 ? (gid_t)c->opts.gid : s->st_gid;
 	out->st_atim = s->st_atim;
@@ -222,6 +247,7 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 		out->st_size = s->st_size;
 		break;
 	case NK_ARRAY:
+	case NK_ZARRDIR:
 		out->st_mode = S_IFDIR | rbits | (rbits >> 2);
 		out->st_nlink = 2;
 		break;
@@ -241,6 +267,10 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 		out->st_mode = S_IFREG | (perm & 0555);
 		out->st_size = (off_t)r->ai->size[id->entry];
 		break;
+	case NK_ZARRFILE:
+		out->st_mode = S_IFREG | (perm & 0555);
+		out->st_size = (off_t)afd_zarr_size(&r->ai->zarr, id->entry);
+		break;
 	}
 	out->st_blocks = (out->st_size + 511) / 512;
 }
@@ -254,6 +284,7 @@ uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r)
 		return afd_ident_key(id->path, &ident);
 	case NK_MEMBER:
 	case NK_ENTRY:
+	case NK_ZARRFILE:
 		return r->sf ? r->sf->key : 0;
 	default:
 		return 0;
@@ -300,6 +331,16 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	return 0;
 }
 
+/* Path and member of a file in array folder (or B.zarr/) @p parent. */
+static int child_of_array(const struct afd_node *parent, struct afd_id *child)
+{
+	child->path = strdup(parent->path);
+	child->member = parent->member ? strdup(parent->member) : NULL;
+	if (!child->path || (parent->member && !child->member))
+		return -ENOMEM;
+	return 0;
+}
+
 static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 			const char *name, struct afd_id *child,
 			struct afd_res *r)
@@ -307,13 +348,27 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 	enum afd_entry e = afd_entry_of(afd_array_dirname(parent), name);
 	if (e == AE_NONE)
 		return -ENOENT;
-	child->kind = NK_ENTRY;
+	child->kind = e == AE_ZARR ? NK_ZARRDIR : NK_ENTRY;
 	child->entry = e;
-	child->path = strdup(parent->path);
-	child->member = parent->member ? strdup(parent->member) : NULL;
-	if (!child->path || (parent->member && !child->member))
-		return -ENOMEM;
-	return afd_resolve(c, child, NULL, r);
+	int rc = child_of_array(parent, child);
+	return rc < 0 ? rc : afd_resolve(c, child, NULL, r);
+}
+
+/* A name in B.zarr/: resolved against the current version's layout. */
+static int lookup_zarr(struct afd_ctx *c, const struct afd_node *parent,
+		       const char *name, struct afd_id *child,
+		       struct afd_res *r)
+{
+	child->kind = NK_ZARRDIR;
+	child->entry = AE_ZARR;
+	int rc = child_of_array(parent, child);
+	if (rc == 0)
+		rc = afd_resolve(c, child, NULL, r);
+	if (rc == 0)
+		rc = afd_zarr_name(&r->ai->zarr, name, &child->entry, &child->sub);
+	if (rc == 0)
+		child->kind = NK_ZARRFILE;
+	return rc;
 }
 
 static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
@@ -357,6 +412,9 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 		break;
 	case NK_NPZDIR:
 		rc = lookup_npz(c, parent, name, child, r);
+		break;
+	case NK_ZARRDIR:
+		rc = lookup_zarr(c, parent, name, child, r);
 		break;
 	default:
 		return -ENOTDIR;

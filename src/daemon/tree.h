@@ -23,6 +23,7 @@ struct afd_id {
 	char *path;
 	char *member;
 	const char *name;   /* the name in the parent (for B.npy / B.ra) */
+	uint64_t sub;       /* AE_ZCHUNK: the chunk index (nodes.h) */
 };
 
 /** A node resolved against its source. */
@@ -66,9 +67,12 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 	       const char *name, struct afd_id *child, struct afd_res *r);
 void afd_id_free(struct afd_id *id);
 
+/** True for the entries served as a text made at open (shape, data.hdr ...). */
+bool afd_entry_is_text(enum afd_entry e);
 /** Which entry of array folder @p dirname is called @p name (AE_NONE: none). */
 enum afd_entry afd_entry_of(const char *dirname, const char *name);
-/** The file name of entry @p e in array folder @p dirname, malloc'd. */
+/** The file name of entry @p e (< AE_COUNT) in array folder @p dirname,
+ * malloc'd (NULL: no memory, or not an array folder entry). */
 char *afd_entry_name(const char *dirname, enum afd_entry e);
 /** The name of an array folder node (its source name for a single-file root). */
 const char *afd_array_dirname(const struct afd_node *n);

@@ -111,7 +111,7 @@ class ContentTest(MountCase):
             size, n = os.stat(path).st_size, len(read(path))
             self.assertEqual(size, n, "st_size %d, read %d bytes" % (size, n))
         mountlib.check_all(self, [self.mp(rel, name) for rel, arr in self.all
-                                  for name in sorted(arr.names)], check)
+                                  for name in arr.files], check)
 
 
 class UserDefinedRaViewTest(MountCase):

@@ -89,11 +89,13 @@ class HeaderFlipsTest(mountlib.MountCase):
         arr = (expect.ArrayDir.of_npy if kind == "npy" else expect.ArrayDir.of_ra)(
             buf, base, name)
         self.assertEqual(set(os.listdir(p)), arr.names, name)
-        for file in sorted(arr.names):
+        for file in arr.files:
             try:
                 got = read(os.path.join(p, file))
             except OSError as e:
-                if e.errno == errno.EIO and file in ("data", base + ".npy", base + ".ra"):
+                bytes_of_data = ("data", base + ".npy", base + ".ra")
+                if e.errno == errno.EIO and (file in bytes_of_data or
+                                             expect.is_zarr_chunk(file)):
                     return "eio"  # refused at read time: never wrong bytes
                 raise
             with np.errstate(all="ignore"):  # NaNs in flipped floats

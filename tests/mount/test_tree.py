@@ -61,8 +61,10 @@ class CorpusTreeTest(MountCase):
         def check(item):
             rel, arr = item
             self.assertEqual(sorted(os.listdir(self.mp(rel))), sorted(arr.names))
-            for name in arr.names:
+            for name in arr.files:
                 self.assertTrue(os.path.isfile(self.mp(rel, name)), name + " is not a file")
+            for name in arr.dirs:
+                self.assertTrue(os.path.isdir(self.mp(rel, name)), name + " is not a folder")
         mountlib.check_all(self, expect.arrays(self.tree), check, label=lambda i: i[0])
 
     def test_view_names_use_the_base_name_without_extension(self):
@@ -109,7 +111,8 @@ class CorpusTreeTest(MountCase):
         self.assertIn(".hidden.ra", os.listdir(self.mp("names", ".hidden.npy")))
         self.assertEqual(sorted(os.listdir(self.mp("names", "double.npy.npy"))),
                          sorted(["data", "shape", "dtype", "header", "double.npy.npy",
-                                 "double.npy.ra"]))
+                                 "double.npy.ra", "double.npy.zarr", "data.hdr",
+                                 "double.npy.nhdr"]))
         self.assertTrue(os.path.isfile(self.mp("names", "npy-without-extension")))
 
     def test_npz_is_a_directory_of_its_members(self):

@@ -4,22 +4,34 @@ judge (CONTRACT.md, FORMATS.md). Nothing here looks at the mount.
 
     tree = expected_tree(SOURCE)      # {relpath: Entry}, relpath "" = root
     tree["x.npy"].array.checks["data"](actual_bytes)   # raises AssertionError
+    tree["x.npy"].array.checks["x.zarr/0.0"](actual_bytes)
+
+B.zarr/ and the sidecar headers come from scripts/fixtures/gen_zarr.py's
+model of the contract (metadata texts as zarr-python writes them); chunk
+bytes are cut out of the array by numpy indexing, each when it is checked.
 
 Includes a small reference RawArray reader (per FORMATS.md and the reference
 Python reader: numpy shape = dims, Fortran order) with an LZ4 block decoder.
 """
 import ast
 import io
+import itertools
 import os
 import re
 import struct
+import sys
 import warnings
 import zipfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "scripts", "fixtures"))
+import gen_zarr  # noqa: E402  (the model of B.zarr/ and the sidecars)
+
 RA_MAGIC = 0x7961727261776172
 RA_FIELDS = ("magic", "flags", "eltype", "elbyte", "size", "ndims", "dims")
+ZARR_CHUNK = 8 << 20   # the daemon's default -o zarr_chunk
 
 
 # -- byte comparison ----------------------------------------------------------
@@ -301,10 +313,84 @@ def npy_view_of_ra_check(buf):
     return check
 
 
+# -- B.zarr/ and sidecar headers ----------------------------------------------
+def zarr_chunk_shape(shape, itemsize, fortran, max_bytes):
+    """CONTRACT: the largest block (1, .., 1, k, n[j+1], .., n[last]) of at
+    most max_bytes (zero dims count as 1), at least one element; mirrored
+    for Fortran order. In closed form: the first axis j whose faster dims
+    fit, cut as long as it fits (gen_zarr.chunk_shape tries every block)."""
+    dims = [max(int(n), 1) for n in shape]
+    if fortran:
+        dims = dims[::-1]
+    block = [1] * len(dims)
+    for j in range(len(dims)):
+        inner = int(np.prod(dims[j + 1:], dtype=object)) * itemsize
+        if inner <= max_bytes:
+            block = [1] * j + [min(dims[j], max_bytes // inner)] + dims[j + 1:]
+            break
+    return tuple(block[::-1] if fortran else block)
+
+
+def zarr_chunk_names(shape, chunks, fortran=False):
+    """Every chunk file name ("0" for 0-d; none for a zero dim), in the
+    order of their bytes in `data`: the last index fastest for C order, the
+    first for Fortran order."""
+    if any(n == 0 for n in shape):
+        return []
+    grid = [-(-int(n) // c) for n, c in zip(shape, chunks)]
+    axes = [range(g) for g in grid]
+    order = (lambda idx: idx[::-1]) if fortran else (lambda idx: idx)
+    return [".".join(map(str, order(idx))) if idx else "0"
+            for idx in itertools.product(*order(axes))]
+
+
+def zarr_chunk_check(data, shape, itemsize, fortran, chunks, name, what):
+    """A check of chunk file NAME: the elements numpy indexing cuts out of
+    the array (raw bytes in the stored order), zero-padded past the edge."""
+    def check(actual):
+        order = "F" if fortran else "C"
+        elem = np.dtype((np.void, itemsize))
+        arr = np.frombuffer(data, dtype=elem).reshape(shape, order=order)
+        idx = [int(x) for x in name.split(".")] if shape else []
+        src = tuple(slice(i * c, min((i + 1) * c, n))
+                    for i, c, n in zip(idx, chunks, shape))
+        chunk = np.zeros(chunks, dtype=elem)
+        chunk[tuple(slice(0, s.stop - s.start) for s in src)] = arr[src]
+        assert_bytes(actual, chunk.tobytes(order=order), what)
+    return check
+
+
+def is_zarr_chunk(rel):
+    """Whether the file at REL ('/'-separated) is a chunk file of a
+    B.zarr/ (its bytes are bytes of `data`, and it has `data`'s xattrs)."""
+    parts = rel.split("/")
+    return len(parts) >= 2 and parts[-2].endswith(".zarr") and \
+        not parts[-1].startswith(".") and parts[-1] != "zarr.json"
+
+
+def add_zarr_and_sidecars(a, base, label, shape, data, descr, dt_kind, itemsize,
+                          byteorder, fortran, zarr_chunk):
+    """Add B.zarr/ (its files as "B.zarr/NAME") and data.hdr / B.nhdr to
+    ArrayDir A, per CONTRACT: dt_kind is numpy's kind letter ("V" for
+    structured), "bfloat16" for RawArray eltype 5."""
+    store = base + ".zarr"
+    chunks = zarr_chunk_shape(shape, itemsize, fortran, zarr_chunk)
+    meta = gen_zarr.metadata(shape, chunks, descr, dt_kind, itemsize, byteorder, fortran)
+    for name, text in meta.items():
+        a.add(store + "/" + name, equals(text.encode("ascii"), label + "/" + store + "/" + name))
+    for name in zarr_chunk_names(shape, chunks):
+        a.add(store + "/" + name, zarr_chunk_check(
+            data, shape, itemsize, fortran, chunks, name, label + "/" + store + "/" + name))
+    for name, text in gen_zarr.sidecars(shape, dt_kind, itemsize, byteorder, fortran).items():
+        name = base + ".nhdr" if name == "B.nhdr" else name
+        a.add(name, equals(text.encode("ascii"), label + "/" + name))
+
+
 # -- array directories -------------------------------------------------------
 class ArrayDir:
     """Expected array directory: `checks` maps each file name to a list of
-    callables taking the file's bytes (raising AssertionError)."""
+    callables taking the file's bytes (raising AssertionError); the files of
+    B.zarr/ are named "B.zarr/NAME"."""
 
     def __init__(self, label):
         self.label = label
@@ -312,7 +398,18 @@ class ArrayDir:
 
     @property
     def names(self):
-        return set(self.checks)
+        """What the array directory lists (B.zarr among them)."""
+        return {name.split("/")[0] for name in self.checks}
+
+    @property
+    def files(self):
+        """Every file under the array directory, B.zarr/'s included, sorted."""
+        return sorted(self.checks)
+
+    @property
+    def dirs(self):
+        """Its folders: B.zarr, or none."""
+        return sorted({name.split("/")[0] for name in self.checks if "/" in name})
 
     def exact(self, name):
         """The exact expected bytes of file NAME, or None if only checked."""
@@ -325,7 +422,7 @@ class ArrayDir:
         self.checks[name] = list(checks)
 
     @classmethod
-    def of_npy(cls, buf, base, label):
+    def of_npy(cls, buf, base, label, zarr_chunk=ZARR_CHUNK):
         a = cls(label)
         n = Npy(buf)
         a.npy = n
@@ -338,19 +435,29 @@ class ArrayDir:
             a.add("data", equals(n.data(), label + "/data"))
             a.add(base + ".ra", equals(ra_view_of(n), label + "/" + base + ".ra"),
                   ra_view_numpy_check(n))
+            dt = n.dtype
+            simple = dt.fields is None and dt.subdtype is None
+            add_zarr_and_sidecars(a, base, label, n.shape, n.data(), n.descr,
+                                  dt.kind if simple else "V", dt.itemsize,
+                                  dt.str[0] if simple else "|", n.fortran, zarr_chunk)
         return a
 
     @classmethod
-    def of_ra(cls, buf, base, label):
+    def of_ra(cls, buf, base, label, zarr_chunk=ZARR_CHUNK):
         a = cls(label)
         h = ra_header(buf)
         a.ra = h
+        data = ra_reference_read(buf).tobytes(order="F")
         a.add("shape", equals(shape_text(h["dims"]), label + "/shape"))
         a.add("dtype", equals(ra_dtype_text(h), label + "/dtype"))
         a.add("header", ra_header_check(h))
-        a.add("data", equals(ra_reference_read(buf).tobytes(order="F"), label + "/data"))
+        a.add("data", equals(data, label + "/data"))
         a.add(base + ".npy", npy_view_of_ra_check(buf))
         a.add(base + ".ra", equals(buf, label + "/" + base + ".ra"))
+        dt = ra_numpy_dtype(h)   # the B.npy view's type: bfloat16 as <u2
+        kind = "bfloat16" if h["eltype"] == 5 else dt.kind
+        add_zarr_and_sidecars(a, base, label, tuple(h["dims"]), data, dt.str, kind,
+                              dt.itemsize, dt.str[0], True, zarr_chunk)
         return a
 
 
@@ -399,13 +506,14 @@ def classify_bytes(buf, name):
     return "file"
 
 
-def _add_array(tree, rel, kind, buf, name):
+def _add_array(tree, rel, kind, buf, name, zarr_chunk):
     base = name.rsplit(".", 1)[0]
-    arr = ArrayDir.of_npy(buf, base, rel) if kind == "npy" else ArrayDir.of_ra(buf, base, rel)
+    of = ArrayDir.of_npy if kind == "npy" else ArrayDir.of_ra
+    arr = of(buf, base, rel, zarr_chunk)
     tree[rel] = Entry("array", array=arr)
 
 
-def _add_npz(tree, rel, buf):
+def _add_npz(tree, rel, buf, zarr_chunk):
     tree[rel] = Entry("dir")
     with zipfile.ZipFile(io.BytesIO(buf)) as z:
         members = {}
@@ -417,7 +525,7 @@ def _add_npz(tree, rel, buf):
             tree.setdefault(_join(rel, "/".join(parts[:i])), Entry("dir"))
         mrel = _join(rel, name)
         if name.endswith(".npy"):
-            _add_array(tree, mrel, "npy", data, parts[-1])
+            _add_array(tree, mrel, "npy", data, parts[-1], zarr_chunk)
         else:
             tree[mrel] = Entry("file", data=data)
 
@@ -426,9 +534,10 @@ def _join(a, b):
     return b if a == "" else a + "/" + b
 
 
-def expected_tree(source):
-    """{relpath: Entry} for mounting SOURCE (a folder or one array file).
-    For a single file the root is what its directory would hold."""
+def expected_tree(source, zarr_chunk=ZARR_CHUNK):
+    """{relpath: Entry} for mounting SOURCE (a folder or one array file),
+    with the daemon's -o zarr_chunk=ZARR_CHUNK. For a single file the root
+    is what its directory would hold."""
     tree = {}
     if os.path.isdir(source):
         tree[""] = Entry("dir")
@@ -443,20 +552,20 @@ def expected_tree(source):
                 elif os.path.isdir(full):
                     tree[rel] = Entry("dir")
                 else:
-                    _add_file(tree, rel, full, name)
+                    _add_file(tree, rel, full, name, zarr_chunk)
             dirnames[:] = [d for d in dirnames
                            if not os.path.islink(os.path.join(dirpath, d))]
     else:
-        _add_file(tree, "", source, os.path.basename(source))
+        _add_file(tree, "", source, os.path.basename(source), zarr_chunk)
     return tree
 
 
-def _add_file(tree, rel, full, name):
+def _add_file(tree, rel, full, name, zarr_chunk):
     kind, buf = classify(full)
     if kind in ("npy", "ra"):
-        _add_array(tree, rel, kind, buf, name)
+        _add_array(tree, rel, kind, buf, name, zarr_chunk)
     elif kind == "npz":
-        _add_npz(tree, rel, buf)
+        _add_npz(tree, rel, buf, zarr_chunk)
     else:
         tree[rel] = Entry("file", data=buf)
 
@@ -467,8 +576,10 @@ def flatten(tree):
     for rel, e in tree.items():
         if e.kind == "array":
             flat[rel] = "dir"
-            for name in e.array.names:
+            for name in e.array.files:
                 flat[_join(rel, name)] = "file"
+            for name in e.array.dirs:
+                flat[_join(rel, name)] = "dir"
         else:
             flat[rel] = e.kind
     return flat
