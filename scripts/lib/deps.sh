@@ -11,8 +11,13 @@ packages=(
   attr man-db groff-base valgrind
   build-essential debhelper dpkg-dev lintian fakeroot
   samba smbclient nginx curl python3-fsspec python3-aiohttp python3-requests
+  python3-zarr python3-dask python3-distributed gdal-bin python3-gdal teem-apps
+  python3-vtk9 nodejs
   "$@"
 )
+# npm (the mount tests install zarrita.js with it): Debian's, unless the
+# installed nodejs brings its own (NodeSource's does, and conflicts with it)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
