@@ -15,12 +15,14 @@
  *  - A view borrows the af_array and the af_source given to af_view_open;
  *    both must outlive it. It is safe to read one view from many threads.
  *  - Memory: the header (<= AF_NPY_HEADER_MAX; in practice < 2 KiB), plus
- *    for LZ4 data the whole decompressed array (refused above
- *    AF_LZ4_MAX_DECODED with AF_E_LIMIT), decoded on the first read that
- *    needs it and kept until af_view_close; while decoding, the compressed
- *    block is held too. Each view decodes its own copy. A read of
- *    byte-swapped data swaps in the caller's buffer (scalars cut by the
- *    ends of the read go through a 16-byte stack buffer); nothing grows
+ *    for LZ4 data an af_lz4_index (af_lz4.h): access points and a small
+ *    cache of decoded blocks, at most af_lz4_index_bound(data_size) (1.6 %
+ *    of the decoded size plus about 6.5 MiB), whatever the size: reads at
+ *    any offset decode from the nearest access point. Each view opened
+ *    with af_view_open has an index of its own, kept until af_view_close;
+ *    views opened with af_view_open_shared over one index share it. A
+ *    read of byte-swapped data swaps in the caller's buffer (scalars cut by
+ *    the ends of the read go through a 16-byte stack buffer); nothing grows
  *    with the length read.
  */
 #ifndef ARRAYFS_AF_VIEW_H
@@ -38,8 +40,6 @@
 extern "C" {
 #endif
 
-#define AF_LZ4_MAX_DECODED (1ULL << 30)
-
 typedef enum af_view_kind {
 	AF_VIEW_DATA = 1,  /* the raw element bytes, as stored (decoded) */
 	AF_VIEW_NPY,       /* the array as a .npy file */
@@ -55,8 +55,9 @@ typedef struct af_view af_view;
  * for an object array (a pickle) it is the only view there is.
  * Returns AF_OK, AF_E_UNSUPPORTED (object arrays have no data or .ra view;
  * no numpy type for a .ra element type; a scalar too large to byte-swap),
- * AF_E_TRUNCATED (@p src ends before the array data), AF_E_LIMIT (LZ4 data
- * too large to decode in memory), AF_E_SHAPE (more than AF_NDIM_MAX dims),
+ * AF_E_TRUNCATED (@p src ends before the array data), AF_E_CORRUPT (LZ4
+ * data larger than its block can decode to), AF_E_SHAPE (more than
+ * AF_NDIM_MAX dims),
  * AF_E_OVERFLOW, AF_E_INVAL (NULL array or source, unknown kind or format,
  * uncompressed stored_size != data_size), AF_E_NOMEM.
  */
@@ -68,8 +69,9 @@ typedef struct af_cost {
 	/* some of its bytes are computed (inflated, LZ4-decoded or
 	 * byte-swapped): they can never be spliced from the source fd */
 	bool decodes;
-	/* bytes of decoded data the view keeps in memory once read (the
-	 * whole LZ4 output of data and B.npy of an LZ4 .ra); 0 for none */
+	/* bytes the view may keep in memory once read: for data and B.npy
+	 * of an LZ4 .ra, af_lz4_index_bound of the decoded size (an index
+	 * shared by several views: once for all); 0 for none */
 	uint64_t held;
 } af_cost;
 
@@ -95,8 +97,10 @@ uint64_t af_view_size(const af_view *v);
  * Read [off, off + len) of the view into @p buf; *nread gets the count
  * (short only at the end; 0 at or past the end, and 0 on failure).
  * Returns AF_OK, AF_E_TRUNCATED (the source shrank), AF_E_CORRUPT, AF_E_IO,
- * AF_E_NOMEM, AF_E_LIMIT, AF_E_INVAL (NULL view, or NULL buf with len > 0). A corrupt LZ4 block stays AF_E_CORRUPT for the
- * life of the view; I/O failures are retried by the next read.
+ * AF_E_NOMEM, AF_E_INVAL (NULL view, or NULL buf with len > 0). A corrupt
+ * LZ4 block is AF_E_CORRUPT from the read that meets it on (at the latest
+ * one that reaches its last byte), for the life of its index; bytes read
+ * before are right. I/O failures are retried by the next read.
  */
 af_status af_view_read(af_view *v, void *buf, size_t len, uint64_t off,
 		       size_t *nread, af_error *err);

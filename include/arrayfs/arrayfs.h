@@ -15,6 +15,7 @@
 #include "af_zip.h"
 #include "af_inflate.h"
 #include "af_view.h"
+#include "af_lz4.h"
 #include "af_sniff.h"
 #include "af_stack.h"
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Views: a header in memory followed by the array data, served at any offset. */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,7 @@
 typedef enum view_data {
 	VIEW_DATA_SOURCE = 1, /* bytes of the source, unchanged */
 	VIEW_DATA_SWAP,       /* bytes of the source, each scalar reversed */
-	VIEW_DATA_LZ4,        /* one LZ4 block of the source, decoded once */
+	VIEW_DATA_LZ4,        /* one LZ4 block of the source, decoded */
 	VIEW_DATA_WHOLE,      /* planned only: the whole source, no header */
 } view_data;
 
@@ -30,16 +29,9 @@ struct af_view {
 	size_t head_len;
 	view_data mode;
 	uint64_t data_len;      /* bytes after the header */
-	uint64_t src_base;      /* source offset of data byte 0 (SOURCE, SWAP, LZ4) */
-	uint64_t stored_size;   /* LZ4: bytes of the compressed block */
+	uint64_t src_base;      /* source offset of data byte 0 (SOURCE, SWAP) */
 	unsigned scalar;        /* SWAP: bytes of one scalar */
-
-	/* LZ4: decoded once, on the first read that needs it, under `lock`,
-	 * and published with a release store; the bytes never change after */
-	pthread_mutex_t lock;
-	unsigned char *decoded;
-	af_status lz4_status;   /* a sticky, deterministic failure (corrupt) */
-	af_error lz4_err;
+	af_lz4_index *lz4;      /* LZ4: a reference, maybe shared; thread-safe */
 };
 
 /*
@@ -77,31 +69,28 @@ af_cost af_view_cost(const af_array *a, const af_zip_entry *member,
 		/* an empty array has no data to compute */
 		.decodes = (computed && a->data_size > 0) ||
 			   (member && member->method != AF_ZIP_STORED),
-		.held = plan == VIEW_DATA_LZ4 ? a->data_size : 0,
+		/* its LZ4 index, read to the end (shared or not) */
+		.held = plan == VIEW_DATA_LZ4 && a->data_size > 0 ?
+			af_lz4_index_bound(a->data_size) : 0,
 	};
 	return c;
 }
 
-/* The data part of a view that is the array data (@p plan is not WHOLE). */
+/* The data part of a view that is the array data (@p plan is not WHOLE);
+ * an LZ4 view reads through @p lz4, or an index of its own. */
 static af_status view_set_data(af_view *v, const af_array *a, view_data plan,
-			       af_error *err)
+			       af_lz4_index *lz4, af_error *err)
 {
 	v->data_len = a->data_size;
 	v->src_base = a->data_offset;
 	if (plan == VIEW_DATA_LZ4) {
-		if (a->data_size > AF_LZ4_MAX_DECODED)
-			return af_error_set(err, AF_E_LIMIT, a->data_offset,
-					    "LZ4 data decodes to %" PRIu64
-					    " bytes, more than the %llu this library decodes in memory",
-					    a->data_size,
-					    (unsigned long long)AF_LZ4_MAX_DECODED);
-		if (a->stored_size > AF_LZ4_MAX_BLOCK)
-			return af_error_set(err, AF_E_LIMIT, a->data_offset,
-					    "LZ4 block of %" PRIu64
-					    " bytes is larger than liblz4 can decode",
-					    a->stored_size);
 		v->mode = VIEW_DATA_LZ4;
-		v->stored_size = a->stored_size;
+		if (!lz4)
+			return af_lz4_index_open(&v->lz4, a, &v->src, err);
+		if (!lz4_index_fits(lz4, a))
+			return af_error_set(err, AF_E_INVAL, a->data_offset,
+					    "the LZ4 index given is of another array");
+		v->lz4 = af_lz4_index_hold(lz4);
 		return AF_OK;
 	}
 	if (a->stored_size != a->data_size)
@@ -135,6 +124,13 @@ static void view_set_whole_source(af_view *v)
 
 af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
 		       af_view_kind kind, af_error *err)
+{
+	return af_view_open_shared(out, a, src, kind, NULL, err);
+}
+
+af_status af_view_open_shared(af_view **out, const af_array *a,
+			      const af_source *src, af_view_kind kind,
+			      af_lz4_index *lz4, af_error *err)
 {
 	*out = NULL;
 	if (!a || !src || !src->pread)
@@ -181,14 +177,12 @@ af_status af_view_open(af_view **out, const af_array *a, const af_source *src,
 	if (st == AF_OK && plan == VIEW_DATA_WHOLE)
 		view_set_whole_source(v);
 	else if (st == AF_OK)
-		st = view_set_data(v, a, plan, err);
+		st = view_set_data(v, a, plan, lz4, err);
 	if (st == AF_OK && af_add(v->head_len, v->data_len, &v->size))
 		st = af_error_set(err, AF_E_OVERFLOW, AF_NO_OFFSET,
 				  "view size overflows 64 bits");
-	if (st == AF_OK && pthread_mutex_init(&v->lock, NULL) != 0)
-		st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
-				  "cannot create the view's lock");
 	if (st != AF_OK) {
+		af_lz4_index_close(v->lz4);
 		free(v->head);
 		free(v);
 		return st;
@@ -201,8 +195,7 @@ void af_view_close(af_view *v)
 {
 	if (!v)
 		return;
-	pthread_mutex_destroy(&v->lock);
-	free(v->decoded);
+	af_lz4_index_close(v->lz4);
 	free(v->head);
 	free(v);
 }
@@ -210,69 +203,6 @@ void af_view_close(af_view *v)
 uint64_t af_view_size(const af_view *v)
 {
 	return v ? v->size : 0;
-}
-
-/* Read the compressed block and decode it; called with v->lock held. */
-static af_status view_decode_locked(af_view *v, af_error *err)
-{
-	unsigned char *in = malloc(v->stored_size ? v->stored_size : 1);
-	unsigned char *dec = malloc(v->data_len ? v->data_len : 1);
-	if (!in || !dec) {
-		free(in);
-		free(dec);
-		return af_error_set(err, AF_E_NOMEM, v->src_base,
-				    "no memory to decode %" PRIu64
-				    " bytes of LZ4 data",
-				    v->data_len);
-	}
-	af_status st = af_source_read_exact(&v->src, in, v->stored_size,
-					    v->src_base, err);
-	if (st == AF_OK)
-		st = af_lz4_decode_block(in, v->stored_size, dec, v->data_len,
-					 v->src_base, err);
-	free(in);
-	if (st != AF_OK) {
-		free(dec);
-		return st;
-	}
-	__atomic_store_n(&v->decoded, dec, __ATOMIC_RELEASE);
-	return AF_OK;
-}
-
-/*
- * The decoded data, decoding it on first use. One thread decodes while the
- * others wait on the lock. A corrupt block stays corrupt, so that failure is
- * remembered; I/O failures and a shrunken source are retried next time.
- */
-static af_status view_decoded(af_view *v, const unsigned char **out,
-			      af_error *err)
-{
-	/* every read after the first takes this path: an acquire load pairs
-	 * with the release store of the decoder, so readers neither wait on
-	 * one another nor race (and thread sanitizers see the hand-over) */
-	*out = __atomic_load_n(&v->decoded, __ATOMIC_ACQUIRE);
-	if (*out)
-		return AF_OK;
-	pthread_mutex_lock(&v->lock);
-	af_status st = AF_OK;
-	if (v->lz4_status != AF_OK) {
-		st = v->lz4_status;
-		if (err)
-			*err = v->lz4_err;
-	} else if (!__atomic_load_n(&v->decoded, __ATOMIC_ACQUIRE)) {
-		af_error mine;
-		af_error_clear(&mine);
-		st = view_decode_locked(v, &mine);
-		if (st == AF_E_CORRUPT || st == AF_E_LIMIT) {
-			v->lz4_status = st;
-			v->lz4_err = mine;
-		}
-		if (st != AF_OK && err)
-			*err = mine;
-	}
-	*out = v->decoded;
-	pthread_mutex_unlock(&v->lock);
-	return st;
 }
 
 static void swap_scalars(unsigned char *p, size_t len, unsigned scalar)
@@ -388,13 +318,9 @@ af_status af_view_read(af_view *v, void *buf, size_t len, uint64_t off,
 	case VIEW_DATA_SWAP:
 		st = view_read_swapped(v, out + done, d, rest, err);
 		break;
-	case VIEW_DATA_LZ4: {
-		const unsigned char *dec;
-		st = view_decoded(v, &dec, err);
-		if (st == AF_OK)
-			memcpy(out + done, dec + d, rest);
+	case VIEW_DATA_LZ4:
+		st = af_lz4_index_read(v->lz4, out + done, rest, d, err);
 		break;
-	}
 	}
 	if (st != AF_OK)
 		return st;

@@ -85,6 +85,10 @@ START_TEST(bound_handles_hold_at_most_the_limit_of_fds)
 }
 END_TEST
 
+/* What a handle of an LZ4 .ra of 1000 decoded bytes keeps (af_view_cost):
+ * the bound of its LZ4 index. */
+#define U ((size_t)af_lz4_index_bound(1000))
+
 static struct afd_node *lz4_data(const char *name, size_t size)
 {
 	aftd_write_lz4_ra(dir, name, size);
@@ -95,7 +99,7 @@ static struct afd_node *lz4_data(const char *name, size_t size)
 
 START_TEST(decoded_data_is_given_up_only_by_handles_idle_long_enough)
 {
-	c.opts.limits.bound_budget = 2500;
+	c.opts.limits.bound_budget = 2 * U + U / 2;
 	c.opts.limits.bound_idle_ms = 1000;
 	struct afd_node *z[6];
 	char name[16];
@@ -107,10 +111,10 @@ START_TEST(decoded_data_is_given_up_only_by_handles_idle_long_enough)
 	read_node(z[0]);
 	read_node(z[1]);
 	read_node(z[2]);
-	ck_assert_uint_eq(c.bound.bytes, 3000);   /* over, but all in use */
+	ck_assert_uint_eq(c.bound.bytes, 3 * U);   /* over, but all in use */
 	clk.now_ms = t0 + 999;
 	read_node(z[3]);
-	ck_assert_uint_eq(c.bound.bytes, 4000);   /* 999 ms is not idle */
+	ck_assert_uint_eq(c.bound.bytes, 4 * U);   /* 999 ms is not idle */
 	ck_assert(z[0]->bound && z[1]->bound && z[2]->bound);
 
 	clk.now_ms = t0 + 1000;
@@ -120,7 +124,7 @@ START_TEST(decoded_data_is_given_up_only_by_handles_idle_long_enough)
 	ck_assert_ptr_null(z[1]->bound);
 	ck_assert_ptr_null(z[2]->bound);
 	ck_assert(z[0]->bound && z[3]->bound && z[4]->bound);
-	ck_assert_uint_eq(c.bound.bytes, 3000);
+	ck_assert_uint_eq(c.bound.bytes, 3 * U);
 
 	clk.now_ms = t0 + 2000;
 	read_node(z[5]);
@@ -128,14 +132,14 @@ START_TEST(decoded_data_is_given_up_only_by_handles_idle_long_enough)
 	ck_assert_ptr_null(z[3]->bound);
 	ck_assert_ptr_null(z[0]->bound);
 	ck_assert(z[4]->bound && z[5]->bound);
-	ck_assert_uint_eq(c.bound.bytes, 2000);
+	ck_assert_uint_eq(c.bound.bytes, 2 * U);
 	ck_assert_uint_eq(c.bound.count, 2);
 }
 END_TEST
 
 START_TEST(a_read_renews_the_idle_window)
 {
-	c.opts.limits.bound_budget = 1500;
+	c.opts.limits.bound_budget = U + U / 2;
 	c.opts.limits.bound_idle_ms = 1000;
 	struct afd_node *z0 = lz4_data("z0.ra", 1000);
 	struct afd_node *z1 = lz4_data("z1.ra", 1000);
@@ -150,7 +154,7 @@ START_TEST(a_read_renews_the_idle_window)
 	/* z1 was idle and goes; z0, read 500 ms ago, stays over the budget */
 	ck_assert_ptr_null(z1->bound);
 	ck_assert(z0->bound && z2->bound);
-	ck_assert_uint_eq(c.bound.bytes, 2000);
+	ck_assert_uint_eq(c.bound.bytes, 2 * U);
 }
 END_TEST
 
@@ -173,11 +177,11 @@ START_TEST(handles_that_decode_nothing_cost_nothing)
 	/* with no budget, an idle LZ4 handle goes at the next bind */
 	struct afd_node *znpy = aftd_must(&c, z, "z.npy");
 	read_node(znpy);
-	ck_assert_uint_eq(c.bound.bytes, 1000);
+	ck_assert_uint_eq(c.bound.bytes, U);
 	read_node(aftd_must(&c, z, "data"));
 	ck_assert_ptr_null(znpy->bound);
 	ck_assert(zra->bound && zshape->bound && adata->bound);
-	ck_assert_uint_eq(c.bound.bytes, 1000);
+	ck_assert_uint_eq(c.bound.bytes, U);
 }
 END_TEST
 

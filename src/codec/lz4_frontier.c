@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The frontier of an LZ4 index: the one pass over the block from its
+ * start. Each cache block is walked (lz4_walk.c: the verdict and the
+ * record of the sequence holding the block's end), then decoded into a
+ * cache entry, or left in the source when it is all literals; its last
+ * 64 KiB are the next block's history, kept as an access point every span.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lz4_index_i.h"
+
+/*
+ * Walk the sequences of block @p b (frontier owner): record the one
+ * holding its end, and flag a zero-offset match among them.
+ */
+static af_status frontier_walk(af_lz4_index *ix, uint64_t b, af_error *err)
+{
+	uint64_t y = lz4_blk_end(ix, b);
+	bool last = y == ix->out_len;
+	/* the block's input from where liblz4 starts on it: kept in the
+	 * walker's window for frontier_step */
+	const struct lz4_seq *head = &ix->recs[b];
+	af_status st = lz4_walker_anchor(&ix->walk, head->out < lz4_blk_start(ix, b) ?
+					 head->end_in : head->in, err);
+	if (st != AF_OK)
+		return st;
+	if (last ? !ix->walk.done :
+		   !ix->have_cur || lz4_seq_end(&ix->cur) <= y) {
+		bool zeros = false;
+		st = lz4_walker_past(&ix->walk, y, &ix->cur, &zeros, err);
+		ix->zeros[b] |= zeros;
+		if (st != AF_OK)
+			return st;
+		ix->have_cur = true;
+	}
+	if (!last) {
+		ix->recs[b + 1] = ix->cur;
+		/* it may start exactly there: then it is block b + 1's too */
+		if (ix->cur.ml && ix->cur.offset == 0)
+			ix->zeros[b + 1] = 1;
+	}
+	ix->walked = b + 1;
+	return AF_OK;
+}
+
+/*
+ * Block @p b = the frontier (walked), of literals only: nothing to decode.
+ * Its last bytes are read from the source into the frontier's history
+ * (through finbuf, so that a failed read leaves the history as it was).
+ */
+static af_status frontier_read(af_lz4_index *ix, uint64_t b, uint64_t x,
+			       uint64_t y, size_t h2, af_error *err)
+{
+	const struct lz4_seq *s = &ix->recs[b];
+	size_t n = y - x < h2 ? (size_t)(y - x) : h2;
+	if (ix->fincap < n) {
+		unsigned char *nb = realloc(ix->finbuf, n);
+		if (!nb)
+			return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+					    "no memory for LZ4 history");
+		lz4_mem_add(ix, n - ix->fincap);
+		ix->finbuf = nb;
+		ix->fincap = n;
+	}
+	af_status st = af_source_read_exact(&ix->src, ix->finbuf, n,
+					    ix->base + s->lit_in + (y - n - s->out),
+					    err);
+	if (st != AF_OK)
+		return st;
+	unsigned char *end = ix->fhist + ix->hist;
+	memmove(end - h2, end - (h2 - n), h2 - n);
+	memcpy(end - n, ix->finbuf, n);
+	return AF_OK;
+}
+
+/*
+ * Walk block @p b = the frontier and decode it into @p e (owner, lock not
+ * held), or with @p e NULL read it (literals only, served from the
+ * source); keep its last bytes as the next block's history, and as a
+ * point when one falls at its end.
+ */
+static af_status frontier_step(af_lz4_index *ix, uint64_t b,
+			       struct lz4_entry *e, af_error *err)
+{
+	af_status st = AF_OK;
+	if (ix->walked < b + 1)
+		st = frontier_walk(ix, b, err);
+	if (st != AF_OK)
+		return st;
+	uint64_t x = lz4_blk_start(ix, b), y = lz4_blk_end(ix, b);
+	size_t h = lz4_hist_before(ix, x), h2 = lz4_hist_before(ix, y);
+	unsigned char *point = NULL;
+	if (y % ix->o.span == 0 && y < ix->out_len) {
+		point = malloc(h2);
+		if (!point)
+			return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+					    "no memory for an LZ4 access point");
+	}
+	if (e) {
+		memcpy(e->buf + ix->hist - h, ix->fhist + ix->hist - h, h);
+		size_t cap0 = ix->fincap;
+		const struct lz4_window win = { ix->walk.buf, ix->walk.buf_at,
+						ix->walk.buf_len };
+		st = lz4_span_decode(&ix->walk, e->buf + ix->hist, x, y,
+				     &ix->recs[b], &ix->recs[b + 1], ix->zeros[b],
+				     &win, &ix->finbuf, &ix->fincap, err);
+		lz4_mem_add(ix, ix->fincap - cap0);
+		if (st == AF_OK)
+			memcpy(ix->fhist + ix->hist - h2,
+			       e->buf + ix->hist + (y - x) - h2, h2);
+	} else {
+		st = frontier_read(ix, b, x, y, h2, err);
+	}
+	if (st != AF_OK) {
+		free(point);
+		return st;
+	}
+	if (point) {
+		memcpy(point, ix->fhist + ix->hist - h2, h2);
+		pthread_mutex_lock(&ix->lock);
+		ix->points[y / ix->o.span] = point;
+		pthread_mutex_unlock(&ix->lock);
+		lz4_mem_add(ix, h2);
+	}
+	return AF_OK;
+}
+
+af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
+{
+	af_status st = AF_OK;
+	ix->frontier_busy = true;
+	while (ix->frontier <= b && ix->sticky == AF_OK) {
+		uint64_t f = ix->frontier;
+		/* recs[f] is known: it was walked with block f - 1 */
+		bool direct = lz4_in_literals(&ix->recs[f], lz4_blk_start(ix, f),
+					  lz4_blk_end(ix, f));
+		struct lz4_entry *e = NULL;
+		if (!direct) {
+			e = lz4_cache_claim(ix, f, &st, err);
+			if (st != AF_OK)
+				break;
+			if (!e) {
+				pthread_cond_wait(&ix->cond, &ix->lock);
+				continue;
+			}
+		}
+		pthread_mutex_unlock(&ix->lock);
+		af_error mine;
+		af_error_clear(&mine);
+		st = frontier_step(ix, f, e, &mine);
+		pthread_mutex_lock(&ix->lock);
+		if (e)
+			lz4_entry_done(ix, e, st);
+		if (st != AF_OK) {
+			lz4_fail_locked(ix, st, &mine, err);
+			break;
+		}
+		ix->frontier = f + 1;
+	}
+	ix->frontier_busy = false;
+	pthread_cond_broadcast(&ix->cond);
+	return st;
+}
