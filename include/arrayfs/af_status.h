@@ -59,8 +59,8 @@ const char *af_status_str(af_status st);
  * or when it is read.
  *  - AF_OK: 0.
  *  - AF_E_NOMEM: ENOMEM. Out of memory; trying again may work.
- *  - AF_E_LIMIT: EFBIG. A documented size limit of this library (an LZ4
- *    block over AF_LZ4_MAX_DECODED, ...): the file is valid, too large here.
+ *  - AF_E_LIMIT: EFBIG. A documented size limit of this library (a .npy
+ *    header over AF_NPY_HEADER_MAX, ...): the file is valid, too large here.
  *  - Every other status: EIO. The bytes cannot be served: the source is
  *    broken, truncated, changed or unreadable, or uses a feature this
  *    library does not read (AF_E_UNSUPPORTED: EOPNOTSUPP would tell cp

@@ -17,7 +17,7 @@
  *  - Memory: the header (<= AF_NPY_HEADER_MAX; in practice < 2 KiB), plus
  *    for LZ4 data an af_lz4_index (af_lz4.h): access points and a small
  *    cache of decoded blocks, at most af_lz4_index_bound(data_size) (1.6 %
- *    of the decoded size plus about 6.5 MiB), whatever the size: reads at
+ *    of the decoded size plus about 8 MiB), whatever the size: reads at
  *    any offset decode from the nearest access point. Each view opened
  *    with af_view_open has an index of its own, kept until af_view_close;
  *    views opened with af_view_open_shared over one index share it. A
