@@ -9,8 +9,9 @@
  * view decodes (af_view_cost: an LZ4 .ra, a deflated member), every open
  * chunk of one version of the array reads through one shared data view
  * (an afd_zshare, published in the arrinfo's zarr.share under the
- * source's mlock and freed with its last chunk), so the array is decoded
- * once however many chunk files are read, not once per chunk file.
+ * source's mlock and freed with its last chunk), so what the view builds
+ * and keeps (an LZ4 index and its decoded cache) is made once however many
+ * chunk files are read, not once per chunk file.
  *
  * Locking: the source's mlock guards zarr.share and the share counts;
  * nothing else is taken while it is held for them.
@@ -44,9 +45,9 @@ int afd_zchunk_open(struct afd_ctx *c, struct afd_src *sf, long midx,
 uint64_t afd_zchunk_size(const struct afd_zchunk *z);
 
 /**
- * Bytes of decoded data its view holds once read, for the bound handles'
- * budget: every chunk of a shared view counts all of it, so the budget
- * never counts less than is held.
+ * Bytes its view holds once read (af_view_cost's `held`), for the bound
+ * handles' budget: every chunk of a shared view counts all of it, so the
+ * budget never counts less than is held.
  */
 size_t afd_zchunk_cost(const struct afd_zchunk *z);
 
