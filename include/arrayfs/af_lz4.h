@@ -9,9 +9,11 @@
  * Invariants:
  *  - Memory: an access point every AF_LZ4_SPAN bytes of output decoded so
  *    far (the 64 KiB of output before it: 1.6 % of the output), a record
- *    per AF_LZ4_BLOCK of output (64 bytes), and a cache of at most
+ *    per AF_LZ4_BLOCK of output (64 bytes), a cache of at most
  *    AF_LZ4_CACHE_BLOCKS decoded blocks, with one input buffer per block
- *    being decoded: never more than af_lz4_index_bound(decoded size).
+ *    being decoded, and the first pass's 1 MiB input window: never more
+ *    than af_lz4_index_bound(decoded size), 1.6 % of it plus about 8 MiB
+ *    (less for small arrays).
  *  - The first read that needs a byte decodes from the start up to it,
  *    once (a sequential reader decodes each byte once); a read behind that
  *    decodes at most AF_LZ4_SPAN bytes, from the nearest access point or

@@ -77,8 +77,10 @@ uint64_t af_lz4_index_bound(uint64_t decoded_size)
 /* Free @p ix and all it holds, its lock and condition if made. */
 static void index_free(af_lz4_index *ix, bool lock, bool cond)
 {
-	for (unsigned i = 0; ix->cache && i < ix->o.cache_blocks; i++)
+	for (unsigned i = 0; ix->cache && i < ix->o.cache_blocks; i++) {
 		free(ix->cache[i].buf);
+		free(ix->cache[i].in);
+	}
 	for (uint64_t p = 0; ix->points && p <= ix->npoints; p++)
 		free(ix->points[p]);
 	lz4_walker_free(&ix->walk);
@@ -316,26 +318,22 @@ static af_status decode_behind(af_lz4_index *ix, uint64_t b, af_error *err)
 	if (h)
 		memmove(dst - h, from, h);
 	pthread_mutex_unlock(&ix->lock);
-	unsigned char *inbuf = NULL;
-	size_t incap = 0;
 	af_error mine;
 	af_error_clear(&mine);
 	st = AF_OK;
 	for (uint64_t k = start; k <= b && st == AF_OK; k++) {
 		uint64_t xk = lz4_blk_start(ix, k), yk = lz4_blk_end(ix, k);
-		size_t cap0 = incap;
+		size_t cap0 = e->incap;
 		st = lz4_span_decode(&ix->walk, dst, xk, yk,
 				     &ix->recs[k], &ix->recs[k + 1], ix->zeros[k],
-				     NULL, &inbuf, &incap, &mine);
-		lz4_mem_add(ix, incap - cap0);
+				     NULL, &e->in, &e->incap, &mine);
+		lz4_mem_add(ix, e->incap - cap0);
 		if (st == AF_OK && k < b) {
 			/* the next block's history: the end of this one */
 			size_t h2 = lz4_hist_before(ix, yk);
 			memmove(dst - h2, dst + (yk - xk) - h2, h2);
 		}
 	}
-	free(inbuf);
-	lz4_mem_sub(ix, incap);
 	pthread_mutex_lock(&ix->lock);
 	lz4_entry_done(ix, e, st);
 	return st == AF_OK ? AF_OK : lz4_fail_locked(ix, st, &mine, err);

@@ -29,6 +29,8 @@ struct lz4_entry {
 	uint64_t blk;
 	uint64_t used;        /* LRU tick */
 	unsigned char *buf;   /* allocated on first use */
+	unsigned char *in;    /* input of a decode behind the frontier into it */
+	size_t incap;
 };
 
 struct af_lz4_index {
