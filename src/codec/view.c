@@ -311,6 +311,7 @@ af_status af_view_read(af_view *v, void *buf, size_t len, uint64_t off,
 	size_t rest = n - done;
 	af_status st = AF_OK;
 	switch (v->mode) {
+	case VIEW_DATA_WHOLE:   /* a plan only: such a view reads as SOURCE */
 	case VIEW_DATA_SOURCE:
 		st = af_source_read_exact(&v->src, out + done, rest,
 					  v->src_base + d, err);
