@@ -125,24 +125,43 @@ static unsigned char dtype_of(unsigned char dt, const char *name)
 	return dt;
 }
 
-/* Add one entry; returns false when the buffer is full. */
-static bool add(fuse_req_t req, char *buf, size_t size, size_t *used,
-		const char *name, uint64_t ino, unsigned char dt, off_t next)
+/*
+ * Add one entry; returns false when the buffer is full. A readdirplus
+ * listing (@p plus) asks for the entry of @p name when @p lookup says the
+ * folder gives entries and the name is not . or ..; the room is checked
+ * first, so a lookup is counted only for an entry that is sent.
+ */
+static bool add(fuse_req_t req, const struct afd_dir_plus *plus, bool lookup,
+		char *buf, size_t size, size_t *used, const char *name,
+		uint64_t ino, unsigned char dt, off_t next)
 {
-	struct stat st;
-	memset(&st, 0, sizeof(st));
-	st.st_ino = ino;
-	st.st_mode = (mode_t)DTTOIF(dt);
-	size_t need = fuse_add_direntry(req, buf + *used, size - *used, name,
-					&st, next);
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	e.attr.st_ino = ino;
+	e.attr.st_mode = (mode_t)DTTOIF(dt);
+	if (!plus) {
+		size_t need = fuse_add_direntry(req, buf + *used, size - *used,
+						name, &e.attr, next);
+		if (need > size - *used)
+			return false;
+		*used += need;
+		return true;
+	}
+	size_t need = fuse_add_direntry_plus(req, NULL, 0, name, NULL, next);
 	if (need > size - *used)
 		return false;
+	/* without an entry (ino 0) the kernel looks the name up itself */
+	struct fuse_entry_param got;
+	if (lookup && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+	    plus->entry(plus->arg, name, &got))
+		e = got;
+	fuse_add_direntry_plus(req, buf + *used, size - *used, name, &e, next);
 	*used += need;
 	return true;
 }
 
-static ssize_t fill_mirror(fuse_req_t req, struct afd_dirh *d, char *buf,
-			   size_t size, off_t off)
+static ssize_t fill_mirror(fuse_req_t req, const struct afd_dir_plus *plus,
+			   struct afd_dirh *d, char *buf, size_t size, off_t off)
 {
 	size_t used = 0;
 	if (off != d->offset) {
@@ -176,7 +195,7 @@ static ssize_t fill_mirror(fuse_req_t req, struct afd_dirh *d, char *buf,
 			      afd_ino_of(child, NULL, AE_NONE) : 0;
 		}
 		off_t next = d->entry->d_off;
-		if (!add(req, buf, size, &used, name, ino,
+		if (!add(req, plus, true, buf, size, &used, name, ino,
 			 dtype_of(d->entry->d_type, name), next))
 			break;
 		d->entry = NULL;
@@ -186,8 +205,8 @@ static ssize_t fill_mirror(fuse_req_t req, struct afd_dirh *d, char *buf,
 }
 
 /* npz, array and B.zarr/ folders: offset k = the k-th entry (0 ".", 1 "..") */
-static ssize_t fill_virtual(fuse_req_t req, struct afd_dirh *d, char *buf,
-			    size_t size, off_t off)
+static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
+			    struct afd_dirh *d, char *buf, size_t size, off_t off)
 {
 	size_t used = 0;
 	af_zarr_entry zent;
@@ -237,7 +256,11 @@ static ssize_t fill_virtual(fuse_req_t req, struct afd_dirh *d, char *buf,
 			dt = ch->member < 0 ? DT_DIR :
 			     afd_is_array_name(name) ? DT_UNKNOWN : DT_REG;
 		}
-		bool ok = add(req, buf, size, &used, name, ino, dt, (off_t)(k + 1));
+		/* entries for an array folder's few files; an archive's or a
+		 * store's names alone, as plain readdir: an entry would parse
+		 * every member or keep a node per chunk */
+		bool ok = add(req, plus, d->kind == NK_ARRAY, buf, size, &used,
+			      name, ino, dt, (off_t)(k + 1));
 		free(tmp);
 		if (!ok)
 			break;
@@ -246,10 +269,11 @@ static ssize_t fill_virtual(fuse_req_t req, struct afd_dirh *d, char *buf,
 }
 
 ssize_t afd_dir_fill(struct afd_ctx *c, fuse_req_t req, struct afd_dirh *d,
-		     char *buf, size_t size, off_t off)
+		     char *buf, size_t size, off_t off,
+		     const struct afd_dir_plus *plus)
 {
 	(void)c;
 	if (d->kind == NK_DIR)
-		return fill_mirror(req, d, buf, size, off);
-	return fill_virtual(req, d, buf, size, off);
+		return fill_mirror(req, plus, d, buf, size, off);
+	return fill_virtual(req, plus, d, buf, size, off);
 }

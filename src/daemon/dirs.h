@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /**
- * Folder listings: a mirrored source folder (names and d_type only: no file
- * is opened or parsed, so .npy/.ra/.npz files are DT_UNKNOWN), an npz
- * folder (from the archive's name tree) and an array folder (its entries).
- * A handle lives from opendir to releasedir.
+ * Folder listings: a mirrored source folder, an npz folder (from the
+ * archive's name tree), an array folder (its entries) and B.zarr/.
+ * A plain listing gives names and d_type only: no file is opened or
+ * parsed, so .npy/.ra/.npz files are DT_UNKNOWN. A readdirplus listing
+ * also gives the entry (node, attributes) of every name in a mirrored or
+ * array folder, as a lookup would; npz folders and B.zarr/ list names
+ * alone there too. A handle lives from opendir to releasedir.
  */
 #ifndef ARRAYFS_DAEMON_DIRS_H
 #define ARRAYFS_DAEMON_DIRS_H
@@ -22,11 +25,23 @@ struct afd_dirh;
 int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		 struct afd_dirh **out);
 /**
- * Put entries from offset @p off into @p buf (fuse_add_direntry format).
- * Returns the bytes used (0 at the end) or -errno.
+ * How a readdirplus listing gets the entry of a name: entry(arg, name, e)
+ * fills @p e as a lookup of @p name in the listed folder would, counting
+ * one lookup, and returns true; false lists the name without an entry.
+ */
+struct afd_dir_plus {
+	bool (*entry)(void *arg, const char *name, struct fuse_entry_param *e);
+	void *arg;
+};
+
+/**
+ * Put entries from offset @p off into @p buf: fuse_add_direntry's format,
+ * or with @p plus fuse_add_direntry_plus's (entry() is called only for a
+ * name that fits). Returns the bytes used (0 at the end) or -errno.
  */
 ssize_t afd_dir_fill(struct afd_ctx *c, fuse_req_t req, struct afd_dirh *d,
-		     char *buf, size_t size, off_t off);
+		     char *buf, size_t size, off_t off,
+		     const struct afd_dir_plus *plus);
 void afd_dir_close(struct afd_dirh *d);
 
 #endif /* ARRAYFS_DAEMON_DIRS_H */

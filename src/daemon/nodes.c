@@ -276,6 +276,14 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 	return gone;
 }
 
+size_t afd_nodes_count(struct afd_nodes *t)
+{
+	pthread_mutex_lock(&t->lock);
+	size_t n = t->count;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 static int push(struct afd_inval **v, size_t *n, size_t *cap, uint64_t nodeid,
 		uint64_t parent, const char *name)
 {

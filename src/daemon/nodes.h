@@ -129,6 +129,8 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 				  uint64_t n);
 void afd_node_free(struct afd_node *n);
+/** How many nodes the table holds, the root included (for the -d log). */
+size_t afd_nodes_count(struct afd_nodes *t);
 
 /** One notification target collected under the lock. */
 struct afd_inval {

@@ -59,8 +59,12 @@ static void arrayfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ASYNC_READ;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
-	/* listing must not open a file: no readdirplus */
-	conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
+	/* every listing answers the entries a lookup would (dirs.h), so a
+	 * program that lists, then reads every file, looks up nothing it
+	 * listed: readdirplus always, not only for the first listing */
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	/* the page cache is dropped explicitly (open, notifier), not on
 	 * every attribute refresh */
 	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
@@ -99,27 +103,24 @@ static void forget_one(struct afd_ctx *c, struct afd_node *n, uint64_t nlookup)
 	afd_node_free(gone);
 }
 
-static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
-			      const char *name)
+/*
+ * Resolve @p name in folder @p p and fill the entry reply @p e for it: the
+ * attributes, the node (one lookup counted: whoever gives it to the kernel
+ * forgets it again if the reply never arrives) and the cache times. Lookup
+ * and readdirplus both answer through here, so a listed entry is exactly
+ * what a lookup of its name would have said. Returns 0 (*out set),
+ * -ENOENT or -errno.
+ */
+static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
+		      struct fuse_entry_param *e, struct afd_node **out)
 {
-	struct afd_ctx *c = afd_ctx(req);
-	struct afd_node *p = node_of(req, parent);
 	struct afd_id id;
 	struct afd_res r;
-	struct fuse_entry_param e;
-	memset(&e, 0, sizeof(e));
+	memset(e, 0, sizeof(*e));
 	int rc = afd_lookup(c, p, name, &id, &r);
-	if (rc == -ENOENT) {
-		e.ino = 0;
-		e.entry_timeout = c->opts.neg_timeout;
-		fuse_reply_entry(req, &e);
-		return;
-	}
-	if (rc < 0) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	afd_attr(c, &id, &r, &e.attr);
+	if (rc < 0)
+		return rc;
+	afd_attr(c, &id, &r, &e->attr);
 	int created;
 	struct afd_node *n = afd_nodes_get_sub(&c->nodes, id.kind, id.entry,
 					       id.path, id.member,
@@ -128,10 +129,8 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 					       &created);
 	afd_res_release(&r);
 	afd_id_free(&id);
-	if (!n) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
+	if (!n)
+		return -ENOMEM;
 	if (created && n->kind == NK_DIR) {
 		bool watched;
 		__atomic_store_n(&n->wd, afd_notify_watch(c, n->path, &watched),
@@ -143,18 +142,49 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 				 __atomic_load_n(&p->watched, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 	}
-	e.ino = afd_nodes_id(&c->nodes, n);
-	e.entry_timeout = cache_secs(c, p);
-	e.attr_timeout = cache_secs(c, n);
+	e->ino = afd_nodes_id(&c->nodes, n);
+	e->entry_timeout = cache_secs(c, p);
+	e->attr_timeout = cache_secs(c, n);
+	*out = n;
+	return 0;
+}
+
+static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
+			      const char *name)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct fuse_entry_param e;
+	struct afd_node *n;
+	int rc = make_entry(c, node_of(req, parent), name, &e, &n);
+	if (rc == -ENOENT) {
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = c->opts.neg_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	if (fuse_reply_entry(req, &e) == -ENOENT) {
 		/* the request was interrupted: the kernel never got it */
 		forget_one(c, n, 1);
 	}
 }
 
+/* With -d: how many nodes are left, so a test sees every lookup undone. */
+static void log_nodes_left(struct afd_ctx *c)
+{
+	if (c->log.debug)
+		afd_log(&c->log, AFD_LOG_DEBUG, "forget: %zu nodes left",
+			afd_nodes_count(&c->nodes));
+}
+
 static void arrayfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	forget_one(afd_ctx(req), node_of(req, ino), nlookup);
+	struct afd_ctx *c = afd_ctx(req);
+	forget_one(c, node_of(req, ino), nlookup);
+	log_nodes_left(c);
 	fuse_reply_none(req);
 }
 
@@ -165,6 +195,7 @@ static void arrayfs_ll_forget_multi(fuse_req_t req, size_t count,
 	for (size_t i = 0; i < count; i++)
 		forget_one(c, afd_nodes_from_id(&c->nodes, forgets[i].ino),
 			   forgets[i].nlookup);
+	log_nodes_left(c);
 	fuse_reply_none(req);
 }
 
@@ -283,23 +314,75 @@ static void arrayfs_ll_opendir(fuse_req_t req, fuse_ino_t ino,
 	reply_open(req, fi, d, close_dir);
 }
 
-static void arrayfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
-			       off_t off, struct fuse_file_info *fi)
+/* The nodes one readdirplus reply counted a lookup for. */
+struct plus_reply {
+	struct afd_ctx *c;
+	struct afd_node *dir;
+	struct afd_node **counted;
+	size_t n, cap;
+};
+
+static bool plus_entry(void *arg, const char *name, struct fuse_entry_param *e)
 {
-	(void)ino;
+	struct plus_reply *pr = arg;
+	struct afd_node *n;
+	/* a name that cannot be resolved now is listed without an entry: the
+	 * kernel's own lookup of it then answers the error */
+	if (pr->n == pr->cap || make_entry(pr->c, pr->dir, name, e, &n) < 0)
+		return false;
+	pr->counted[pr->n++] = n;
+	return true;
+}
+
+/*
+ * A listing, or with @p plus a readdirplus listing: each entry it sends
+ * but . and .. counts one lookup, as a lookup reply would, and the
+ * kernel keeps its dentry for the entry's cache time (make_entry).
+ */
+static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
+			  off_t off, struct fuse_file_info *fi, bool plus)
+{
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_dirh *d = open_obj(fi);
+	struct plus_reply pr = { c, node_of(req, ino), NULL, 0, 0 };
+	struct afd_dir_plus how = { plus_entry, &pr };
 	char *buf = malloc(size ? size : 1);
-	if (!buf) {
+	if (plus) {
+		/* no entry is smaller than one with a one-byte name */
+		pr.cap = size / fuse_add_direntry_plus(req, NULL, 0, "x", NULL,
+						       0) + 1;
+		pr.counted = malloc(pr.cap * sizeof(*pr.counted));
+	}
+	if (!buf || (plus && !pr.counted)) {
+		free(buf);
+		free(pr.counted);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	ssize_t used = afd_dir_fill(c, req, d, buf, size, off);
-	if (used < 0)
-		fuse_reply_err(req, (int)-used);
-	else
-		fuse_reply_buf(req, buf, (size_t)used);
+	ssize_t used = afd_dir_fill(c, req, d, buf, size, off,
+				    plus ? &how : NULL);
+	int sent = used < 0 ? fuse_reply_err(req, (int)-used) :
+		   fuse_reply_buf(req, buf, (size_t)used);
+	if (sent == -ENOENT) {
+		/* the request was interrupted: the kernel never got them */
+		for (size_t i = 0; i < pr.n; i++)
+			forget_one(c, pr.counted[i], 1);
+	}
+	free(pr.counted);
 	free(buf);
+}
+
+static void arrayfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			       off_t off, struct fuse_file_info *fi)
+{
+	reply_listing(req, ino, size, off, fi, false);
+}
+
+static void arrayfs_ll_readdirplus(fuse_req_t req, fuse_ino_t ino,
+				   size_t size, off_t off,
+				   struct fuse_file_info *fi)
+{
+	reply_listing(req, ino, size, off, fi, true);
 }
 
 static void arrayfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino,
@@ -582,6 +665,7 @@ const struct fuse_lowlevel_ops afd_ops = {
 	.readlink = arrayfs_ll_readlink,
 	.opendir = arrayfs_ll_opendir,
 	.readdir = arrayfs_ll_readdir,
+	.readdirplus = arrayfs_ll_readdirplus,
 	.releasedir = arrayfs_ll_releasedir,
 	.open = arrayfs_ll_open,
 	.read = arrayfs_ll_read,

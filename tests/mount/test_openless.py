@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import numpy as np  # noqa: E402
 
 import mountlib  # noqa: E402
-from mountlib import read, read_fd_to_end, wait_for  # noqa: E402
+from mountlib import read, read_fd_to_end, wait_for, write, write_by_rename  # noqa: E402
 from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 
 DEADLINE = 10.0
@@ -37,16 +37,6 @@ def npy_bytes(arr):
     f = io.BytesIO()
     np.save(f, arr)
     return f.getvalue()
-
-
-def write(path, buf):
-    with open(path, "wb") as f:
-        f.write(buf)
-
-
-def write_by_rename(path, buf):
-    write(path + ".tmp", buf)
-    os.replace(path + ".tmp", path)
 
 
 def lz4_repeat_block(unit, n):

@@ -481,6 +481,18 @@ def read(path):
         return f.read()
 
 
+def write(path, buf):
+    """Write BUF to PATH in place (same inode when it exists)."""
+    with open(path, "wb") as f:
+        f.write(buf)
+
+
+def write_by_rename(path, buf):
+    """Replace PATH by a new file holding BUF, renamed over it."""
+    write(path + ".tmp", buf)
+    os.replace(path + ".tmp", path)
+
+
 def npy_bytes(arr):
     """ARR as numpy.save writes it."""
     f = io.BytesIO()

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""A program that lists a folder, then reads every file (as data loaders
+do): the listing is answered with readdirplus, which gives the kernel the
+entry and attributes of every name, so reading each X.npy/data afterwards
+costs at most two requests (LOOKUP of data, READ) instead of three; what
+the listing said equals what a fresh lookup says; a source changed
+between listing and reading shows its new bytes, never the old ones; and
+every lookup the listing counted is undone by the kernel's forgets.
+
+The request counts come from the daemon's debug log (-d): libfuse prints
+one "opcode: NAME" line per request, and the daemon a "forget: N nodes
+left" line after each forget. FORGET and BATCH_FORGET are not counted as
+requests of a file: they have no reply and come when the kernel evicts."""
+import errno
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import numpy as np  # noqa: E402
+
+import mountlib  # noqa: E402
+from mountlib import npy_bytes, wait_for, write, write_by_rename  # noqa: E402
+
+N = 300              # arrays in the listed folder
+DEADLINE = 10.0      # seconds a change or the forgets may take to show
+# attributes compared between the listing and a fresh lookup
+ATTRS = ("st_ino", "st_mode", "st_nlink", "st_uid", "st_gid", "st_size",
+         "st_atime_ns", "st_mtime_ns", "st_ctime_ns")
+NOT_ROUND_TRIPS = ("FORGET", "BATCH_FORGET")
+
+
+def array(i):
+    """Array i: its values and dtype say which one it is."""
+    return np.arange(i, i + 10 + i % 7, dtype="<i4" if i % 2 else "<f8")
+
+
+def read_os(path):
+    """The whole file through os.open/os.read (no isatty ioctl, unlike
+    Python's open() before 3.14)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        out = bytearray()
+        while True:
+            b = os.read(fd, 1 << 16)
+            if not b:
+                return bytes(out)
+            out += b
+    finally:
+        os.close(fd)
+
+
+def populate(root):
+    """many/: N arrays, a plain file, a broken .npy, a symlink, a folder
+    and an npz; warm/: one array read first. Every atime is set ahead of
+    mtime and ctime, so the daemon's own reads (relatime) never move it
+    and the listing's times can be compared with a later lookup's."""
+    many = os.path.join(root, "many")
+    os.makedirs(os.path.join(many, "sub"))
+    os.mkdir(os.path.join(root, "warm"))
+    np.save(os.path.join(root, "warm", "w.npy"), np.arange(4))
+    for i in range(N):
+        np.save(os.path.join(many, "a%04d.npy" % i), array(i))
+    write(os.path.join(many, "notes.txt"), b"plain bytes\n")
+    write(os.path.join(many, "broken.npy"), b"\x93NUMPY not a header")
+    os.symlink("notes.txt", os.path.join(many, "link"))
+    np.savez(os.path.join(many, "z.npz"), k=np.arange(3))
+    ahead = time.time_ns() + 3600 * 10**9
+    for d, _, files in os.walk(root):
+        for name in files + [""]:
+            p = os.path.join(d, name)
+            os.utime(p, ns=(ahead, os.lstat(p).st_mtime_ns), follow_symlinks=False)
+
+
+class ReaddirplusCase(mountlib.FreshMountCase):
+    mount_args = ("-d",)
+
+    def populate(self):
+        populate(self.src.path)
+
+    def mark(self):
+        """Where the daemon's log ends now: count requests from there.
+        Waits for the RELEASEDIR of every listing so far, which the kernel
+        sends after closedir() has returned."""
+        def settled():
+            log = self.m.log()
+            return log.count("opcode: OPENDIR (") == log.count("opcode: RELEASEDIR (")
+        wait_for(settled, DEADLINE, what="every listing's RELEASEDIR")
+        return len(self.m.log())
+
+    def requests(self, since):
+        """{opcode: count} of the requests logged since mark SINCE."""
+        out = {}
+        for op in re.findall(r"opcode: (\w+) \(", self.m.log()[since:]):
+            if op not in NOT_ROUND_TRIPS:
+                out[op] = out.get(op, 0) + 1
+        return out
+
+    def warm_up(self):
+        # a kernel with no-open support sends one OPEN (answered ENOSYS,
+        # "send no more") and one FLUSH (ENOSYS) for the whole mount: let
+        # a file outside the listed folder pay them
+        self.assertEqual(read_os(self.mp("warm", "w.npy", "data")), np.arange(4).tobytes())
+
+    def test_reading_every_listed_array_costs_at_most_two_requests_a_file(self):
+        self.warm_up()
+        os.stat(self.mp("many"))  # its own lookup, not the listing's
+        at = self.mark()
+        names = os.listdir(self.mp("many"))
+        listing = self.requests(at)
+        at = self.mark()
+        self.assertIn("READDIRPLUS", listing, "the kernel was not offered readdirplus")
+        self.assertNotIn("LOOKUP", listing)
+        arrays = sorted(n for n in names if n.startswith("a"))
+        self.assertEqual(len(arrays), N)
+        for i, name in enumerate(arrays):
+            self.assertEqual(read_os(self.mp("many", name, "data")), array(i).tobytes(), name)
+        got = self.requests(at)
+        total = sum(got.values())
+        self.assertLessEqual(total / N, 2.0,
+                             "%.2f requests a file after the listing: %s" % (total / N, got))
+        self.assertEqual(got.get("LOOKUP", 0), N, "one LOOKUP (data) a file: %s" % got)
+
+    def test_the_listing_says_what_a_fresh_lookup_says(self):
+        names = sorted(os.listdir(self.mp("many")))
+        inside = sorted(os.listdir(self.mp("many", "a0001.npy")))
+        self.assertIn("data", inside)
+        # every name of both listings but z.npz: an archive is listed by
+        # name alone (its entry would parse every member)
+        paths = [("many", n) for n in names if n != "z.npz"] + \
+                [("many", "a0001.npy", n) for n in inside]
+        at = self.mark()
+        after_listing = {p: os.lstat(self.mp(*p)) for p in paths}
+        self.assertEqual(self.requests(at), {},
+                         "stat after the listing asked the daemon")
+        paths.append(("many", "z.npz"))
+        after_listing[paths[-1]] = os.lstat(self.mp(*paths[-1]))
+        self.assertTrue(os.path.isdir(self.mp("many", "a0001.npy")))
+        self.assertFalse(os.path.isdir(self.mp("many", "broken.npy")),
+                         "a broken array file is a plain file")
+        fresh = mountlib.mount(self.src.path)
+        try:
+            for p in paths:
+                st = os.lstat(fresh.path(*p))
+                for a in ATTRS:
+                    self.assertEqual(getattr(after_listing[p], a), getattr(st, a),
+                                     "%s of %s" % (a, "/".join(p)))
+        finally:
+            fresh.umount()
+
+    def test_a_source_changed_between_listing_and_reading_reads_new_bytes(self):
+        os.listdir(self.mp("many"))
+        for name in ("a0003.npy", "a0004.npy", "a0005.npy"):
+            os.listdir(self.mp("many", name))  # the entries of data etc. too
+        new3 = array(1003)
+        new4 = np.arange(40, dtype=">i2").reshape(4, 10)
+        with open(self.src.join("many", "a0003.npy"), "r+b") as f:  # in place
+            np.save(f, new3)
+            f.truncate()
+        write_by_rename(self.src.join("many", "a0004.npy"), npy_bytes(new4))
+        write(self.src.join("many", "notes.txt"), b"PLAIN BYTES\n")
+        write(self.src.join("many", "a0005.npy"), b"no longer an array")
+        cases = [(("many", "a0003.npy", "data"), array(3).tobytes(), new3.tobytes()),
+                 (("many", "a0004.npy", "data"), array(4).tobytes(), new4.tobytes()),
+                 (("many", "a0004.npy", "shape"), b"14\n", b"4 10\n"),
+                 (("many", "notes.txt"), b"plain bytes\n", b"PLAIN BYTES\n"),
+                 (("many", "a0005.npy"), None, b"no longer an array")]
+        for parts, old, new in cases:
+            def fresh(parts=parts, old=old, new=new):
+                try:
+                    got = read_os(self.mp(*parts))
+                except OSError as e:
+                    # a node of the old version refuses (EIO) until the
+                    # notifier makes the kernel look the name up again
+                    if e.errno in (errno.EIO, errno.ENOENT, errno.ESTALE, errno.ENOTDIR):
+                        return False
+                    raise
+                self.assertNotEqual(got, old, "stale bytes from %s" % "/".join(parts))
+                self.assertEqual(got, new, "/".join(parts))
+                return True
+            wait_for(fresh, DEADLINE, what="new bytes of %s" % "/".join(parts))
+
+    @mountlib.unittest.skipUnless(os.geteuid() == 0, "drop_caches needs root")
+    def test_every_lookup_the_listing_counted_is_forgotten(self):
+        os.listdir(self.mp("many"))
+        os.listdir(self.mp("many", "a0007.npy"))
+        os.listdir(self.mp("many", "sub"))
+        for i in range(0, N, 10):
+            read_os(self.mp("many", "a%04d.npy" % i, "data"))
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("2")  # dentries and inodes: the kernel forgets them all
+
+        def only_the_root_left():
+            left = re.findall(r"forget: (\d+) nodes left", self.m.log())
+            return left and int(left[-1]) == 1
+        wait_for(only_the_root_left, DEADLINE,
+                 what="the kernel's forgets to leave only the root: last %s"
+                 % re.findall(r"forget: \d+ nodes left", self.m.log())[-1:])
+
+
+if __name__ == "__main__":
+    mountlib.main()
