@@ -22,6 +22,7 @@
 #ifndef ARRAYFS_AF_STACK_H
 #define ARRAYFS_AF_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -66,6 +67,34 @@ af_status af_stack_agree(const af_array *first, const af_array *next,
  */
 af_status af_stack_array(const af_array *first, uint64_t n, af_array *out,
 			 af_error *err);
+
+/**
+ * Whether a folder entry (a regular file, @p in_npz false) or an npz
+ * member (@p in_npz true) named @p name is a stack member by its name:
+ * `.npy` or `.ra` files, `.npy` members. Other names are left out of the
+ * stack, never a reason for none.
+ */
+bool af_stack_member_name(const char *name, bool in_npz);
+
+/**
+ * Parse member @p i's header into @p out (the scan frees it). Returns
+ * AF_OK, or a status with @p why saying what is wrong with the member.
+ */
+typedef af_status (*af_stack_parse_fn)(void *arg, uint64_t i, af_array *out,
+				       af_error *why);
+
+/**
+ * The one scan rule for a stack of @p n members, already in natural name
+ * order: each member parsed once by @p parse, in order, and held to the
+ * first (af_stack_agree); at least AF_STACK_MIN_MEMBERS; then the stacked
+ * array into @p out (freed with af_array_free on AF_OK).
+ * Returns AF_OK; AF_E_UNSUPPORTED when there is no stack, @p why saying
+ * why and *culprit the member at fault (n when no one member is: too few,
+ * or the stack itself cannot be described); AF_E_NOMEM. Stops at the
+ * first refused member.
+ */
+af_status af_stack_scan(uint64_t n, af_stack_parse_fn parse, void *arg,
+			af_array *out, uint64_t *culprit, af_error *why);
 
 /**
  * Read up to @p len bytes of member @p i's decoded data at @p off into

@@ -178,6 +178,54 @@ nomem:
 			    "no memory for a stack of %" PRIu64 " arrays", n);
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+bool af_stack_member_name(const char *name, bool in_npz)
+{
+	return ends_with(name, ".npy") || (!in_npz && ends_with(name, ".ra"));
+}
+
+af_status af_stack_scan(uint64_t n, af_stack_parse_fn parse, void *arg,
+			af_array *out, uint64_t *culprit, af_error *why)
+{
+	memset(out, 0, sizeof(*out));
+	*culprit = n;
+	af_array model = { 0 };
+	af_status st = AF_OK;
+	for (uint64_t i = 0; st == AF_OK && i < n; i++) {
+		af_array a;
+		st = parse(arg, i, &a, why);
+		if (st == AF_OK && i == 0) {
+			model = a;
+			continue;
+		}
+		if (st == AF_OK) {
+			st = af_stack_agree(&model, &a, why);
+			af_array_free(&a);
+		}
+		if (st != AF_OK) {
+			*culprit = i;
+			if (st != AF_E_NOMEM)
+				st = AF_E_UNSUPPORTED;
+		}
+	}
+	if (st == AF_OK && n < AF_STACK_MIN_MEMBERS)
+		st = af_error_set(why, AF_E_UNSUPPORTED, AF_NO_OFFSET,
+				  "%" PRIu64 " array%s (a stack needs at least %u)",
+				  n, n == 1 ? "" : "s", AF_STACK_MIN_MEMBERS);
+	if (st == AF_OK) {
+		st = af_stack_array(&model, n, out, why);
+		if (st == AF_E_INVAL || st == AF_E_OVERFLOW)
+			st = AF_E_UNSUPPORTED;
+	}
+	af_array_free(&model);
+	return st;
+}
+
 static ssize_t stack_pread(const af_source *src, void *buf, size_t len,
 			   uint64_t off)
 {

@@ -105,6 +105,8 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 		return -1;
 	}
 	c->have_pipe_key = true;
+	afd_stacks_init(&c->stacks);
+	c->have_stacks = true;
 	afd_openset_init(&c->open);
 	c->have_open = true;
 	afd_boundset_init(&c->bound);
@@ -151,6 +153,9 @@ void afd_ctx_destroy(struct afd_ctx *c)
 		afd_openset_destroy(&c->open);
 	if (c->have_bound)
 		afd_boundset_destroy(&c->bound);
+	/* stacks hold parsed sources: before the source cache */
+	if (c->have_stacks)
+		afd_stacks_destroy(&c->stacks);
 	if (c->nodes.id_tab)
 		afd_nodes_destroy(&c->nodes);
 	if (c->srcs.tab)

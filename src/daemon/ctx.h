@@ -23,6 +23,7 @@
 #include "notify.h"
 #include "openset.h"
 #include "srcpath.h"
+#include "stackdir.h"
 
 struct fuse_session;
 
@@ -80,6 +81,8 @@ struct afd_ctx {
 	struct afd_notify notify;
 	struct afd_openset open;  /* files and folders the kernel holds open */
 	bool have_open;
+	struct afd_stacks stacks; /* `.stack` verdicts and member fds */
+	bool have_stacks;
 	struct afd_boundset bound; /* node handles for open-less reads */
 	bool have_bound;
 	bool no_open;             /* the kernel sends no open (set at init) */

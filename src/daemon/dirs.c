@@ -24,6 +24,7 @@ struct afd_dirh {
 	struct dirent *entry;
 	/* npz / array folder */
 	struct afd_src *sf;
+	struct afd_stack *stk;   /* `.stack/` and its B.zarr/: referenced */
 	long zdir;
 	const struct afd_arrinfo *ai;  /* array and B.zarr/ folders */
 	char *names[AE_COUNT];   /* array folder entry names (NULL = absent) */
@@ -36,6 +37,7 @@ void afd_dir_close(struct afd_dirh *d)
 	if (d->dp)
 		closedir(d->dp);
 	afd_src_put(d->sf);
+	afd_stack_put(d->stk);
 	for (int i = 0; i < AE_COUNT; i++)
 		free(d->names[i]);
 	free(d->path);
@@ -97,6 +99,7 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 	if (rc < 0)
 		goto fail;
 	d->sf = r.sf;
+	d->stk = r.stk;
 	d->zdir = r.zdir;
 	d->ai = r.ai;
 	if (n->kind == NK_ARRAY) {

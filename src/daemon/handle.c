@@ -14,6 +14,7 @@
 #include "handle.h"
 #include "sidecar.h"
 #include "spipe.h"
+#include "stackdir.h"
 #include "tree.h"
 #include "zchunk.h"
 
@@ -40,6 +41,8 @@ struct afd_handle {
 	af_source fsrc;
 	af_view *view;
 	struct afd_zchunk *zc;   /* a chunk file: read through it, not view */
+	struct afd_stackread *sr; /* under `.stack/`: its members (stackread.h) */
+	bool text_borrowed;      /* text is the stack's names: not freed */
 	char *text;
 	size_t tlen;
 	int check_fd;            /* fd whose data must not change, or -1 */
@@ -98,12 +101,14 @@ void afd_handle_close(struct afd_handle *h)
 	if (h->view)
 		af_view_close(h->view);
 	afd_zchunk_close(h->zc);
+	afd_stackread_close(h->sr);
 	if (h->midx >= 0)
 		afd_src_member_close(h->sf, (size_t)h->midx);
 	afd_src_put(h->sf);
 	if (h->fd >= 0)
 		close(h->fd);
-	free(h->text);
+	if (!h->text_borrowed)
+		free(h->text);
 	free(h->where);
 	free(h);
 }
@@ -175,6 +180,35 @@ static int open_text(const struct afd_arrinfo *ai, enum afd_entry e,
 	return 0;
 }
 
+static int open_view(struct afd_ctx *c, struct afd_node *n,
+		     struct afd_handle *h, const struct afd_res *r,
+		     struct afd_failure *why);
+
+/* A file under `.stack/`: its bytes come from the members (stackread.h). */
+static int open_stack(struct afd_ctx *c, struct afd_node *n,
+		      struct afd_handle *h, struct afd_res *r,
+		      uint64_t *version, struct afd_failure *why)
+{
+	struct afd_id id = afd_id_of(n);
+	*version = r->stk->key;
+	afd_attr(c, &id, r, &h->attr);
+	h->sr = afd_stackread_open(c, r->stk);
+	int rc = h->sr ? 0 : -ENOMEM;
+	if (rc == 0 && n->entry == AE_NAMES) {
+		h->text = r->stk->names;
+		h->tlen = r->stk->names_len;
+		h->text_borrowed = true;
+		h->kind = H_TEXT;
+	} else if (rc == 0 && afd_entry_is_text(n->entry)) {
+		rc = open_text(r->ai, n->entry, h, why);
+	} else if (rc == 0) {
+		h->src = &h->sr->src;
+		rc = open_view(c, n, h, r, why);
+	}
+	afd_res_release(r);
+	return rc;
+}
+
 static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 			struct afd_handle *h, uint64_t *version,
 			struct afd_failure *why)
@@ -186,6 +220,8 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 	int rc = afd_resolve(c, &id, file_backed ? &h->fd : NULL, &r);
 	if (rc < 0)
 		return rc;
+	if (r.stk)
+		return open_stack(c, n, h, &r, version, why);
 	h->sf = r.sf;
 	h->id = r.sf->id;
 	*version = r.sf->key;
@@ -219,12 +255,21 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 		h->kind = H_RAW;
 		return 0;
 	}
+	return open_view(c, n, h, &r, why);
+}
+
+/* A view (data, B.npy, B.ra) or a chunk file of @p r's array over h->src. */
+static int open_view(struct afd_ctx *c, struct afd_node *n,
+		     struct afd_handle *h, const struct afd_res *r,
+		     struct afd_failure *why)
+{
+	int rc;
 	static const af_view_kind vk[AE_COUNT] = {
 		[AE_DATA] = AF_VIEW_DATA, [AE_NPY] = AF_VIEW_NPY, [AE_RA] = AF_VIEW_RA };
 	af_error err;
 	af_error_clear(&err);
 	if (n->kind == NK_ZARRFILE) {
-		rc = afd_zchunk_open(c, r.sf, r.midx, r.ai, n->sub, h->src, &h->zc,
+		rc = afd_zchunk_open(c, r->sf, r->midx, r->ai, n->sub, h->src, &h->zc,
 				     &err);
 		if (rc < 0 && rc != -ENOENT && rc != -ENOMEM)
 			return fail(h, why, AFD_LINE_OPEN, 0, &err);
@@ -234,11 +279,11 @@ static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 		h->kind = H_VIEW;
 		return 0;
 	}
-	const af_zip_entry *me = n->member ?
-		af_zip_entry_at(r.sf->zip, (size_t)r.midx) : NULL;
-	af_cost cost = af_view_cost(&r.ai->a, me, vk[n->entry]);
+	const af_zip_entry *me = n->member && r->sf ?
+		af_zip_entry_at(r->sf->zip, (size_t)r->midx) : NULL;
+	af_cost cost = af_view_cost(&r->ai->a, me, vk[n->entry]);
 	h->cost = cost.held < SIZE_MAX ? (size_t)cost.held : SIZE_MAX;
-	af_status st = af_view_open(&h->view, &r.ai->a, h->src, vk[n->entry], &err);
+	af_status st = af_view_open(&h->view, &r->ai->a, h->src, vk[n->entry], &err);
 	if (st != AF_OK) {
 		h->view = NULL;
 		return fail(h, why, AFD_LINE_OPEN, 0, &err);

@@ -38,6 +38,7 @@ enum afd_line {
 	AFD_LINE_STALE,          /* a node's source changed before its read */
 	AFD_LINE_NETWORK_FS,     /* the source is on a network file system */
 	AFD_LINE_INDEX,          /* index: a member's saved inflate index */
+	AFD_LINE_STACK,          /* a folder's arrays do not stack: why */
 };
 
 /**

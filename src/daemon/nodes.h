@@ -55,6 +55,7 @@ enum afd_entry {
 	AE_HDR,       /* data.hdr */
 	AE_NHDR,      /* B.nhdr */
 	AE_ZARR,      /* B.zarr/ */
+	AE_NAMES,     /* names: only in a `.stack/` (stackdir.h) */
 	AE_COUNT,     /* the entries of an array directory end here */
 	AE_ZARRAY,    /* in B.zarr/: .zarray, .zattrs, zarr.json, chunk `sub` */
 	AE_ZATTRS,

@@ -236,8 +236,14 @@ void afd_notify_unwatch(struct afd_ctx *c, int wd)
 /* Tell the kernel to forget what it knows about source @p path (NULL: all). */
 static void invalidate(struct afd_ctx *c, const char *path, bool drop)
 {
-	if (drop && path)
+	if (drop && path) {
 		afd_src_drop(c, path);
+		/* the folder's `.stack` may list it: a new one at next lookup */
+		char *stack = afd_stack_changed(c, path);
+		if (stack)
+			invalidate(c, stack, false);
+		free(stack);
+	}
 	struct afd_inval *v = NULL;
 	long cnt = afd_nodes_collect(&c->nodes, path, &v);
 	for (long i = 0; i < cnt; i++) {

@@ -160,8 +160,7 @@ static struct afd_src *find_locked(struct afd_srcs *s, const char *path)
 	return NULL;
 }
 
-/* Sizes of the entries of an array dir, from the header alone. */
-static void arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
+void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 			 const af_source *src)
 {
 	static const af_view_kind vk[] = { [AE_DATA] = AF_VIEW_DATA,
@@ -276,7 +275,7 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 			"%s: unknown RawArray flag bits 0x%llx ignored", path,
 			(unsigned long long)sf->arr.a.ra_unknown_flags);
 	sf->arr.offset = sf->arr.a.data_offset;
-	arrinfo_fill(c, &sf->arr, &src);
+	afd_arrinfo_fill(c, &sf->arr, &src);
 	sf->kind = SK_ARRAY;
 	return sf;
 broken:
@@ -521,7 +520,7 @@ static void member_parse(struct afd_ctx *c, struct afd_src *sf, size_t i,
 	    af_zip_data_offset(sf->zip, i, &base, NULL) == AF_OK &&
 	    base + mi->arr.offset >= base)
 		mi->arr.offset += base;
-	arrinfo_fill(c, &mi->arr, msrc);
+	afd_arrinfo_fill(c, &mi->arr, msrc);
 	af_member_close(m);
 	mi->state = MS_ARRAY;
 	goto out;

@@ -53,6 +53,13 @@ struct afd_arrinfo {
 	struct afd_zarrinfo zarr;  /* B.zarr/ (zarrdir.h) */
 };
 
+/**
+ * Fill which entries array directory @p ai has and their sizes, from its
+ * header (ai->a) and @p src (only sizes are asked of it; no byte is read).
+ */
+void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
+		      const af_source *src);
+
 enum afd_skind { SK_PLAIN = 1, SK_ARRAY, SK_NPZ };
 enum afd_mstate { MS_ARRAY = 1, MS_PLAIN, MS_ABSENT };
 

@@ -162,6 +162,28 @@ int afd_srcpath_open(const struct afd_srcroot *r, const char *path, int flags)
 	return walk(r, path, flags);
 }
 
+int afd_srcpath_open_in(const struct afd_srcroot *r, int dirfd,
+			const char *name, int flags)
+{
+	flags |= O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+	int fd = openat2_fd(dirfd, name, flags, NO_CROSSING | RESOLVE_BENEATH);
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOSYS) {
+		fd = openat(dirfd, name, flags);
+		struct stat st;
+		if (fd >= 0 && r->own_mnt_id >= 0 && fstat(fd, &st) == 0 &&
+		    st.st_dev == r->own_dev) {
+			close(fd);
+			return -EXDEV;
+		}
+		return fd >= 0 ? fd : -errno;
+	}
+	if (errno != EXDEV)
+		return -errno;
+	return open_component(r, dirfd, name, flags);
+}
+
 int afd_srcpath_stat(const struct afd_srcroot *r, const char *path,
 		     struct stat *st)
 {

@@ -43,6 +43,15 @@ struct afd_srcroot {
  */
 int afd_srcpath_open(const struct afd_srcroot *r, const char *path, int flags);
 
+/**
+ * Open @p name, one component, in source folder @p dirfd (an fd
+ * afd_srcpath_open gave) the same way, for many names of one folder
+ * without resolving its path each time. Returns the fd (caller closes),
+ * -EXDEV when it is the daemon's own mount, or -errno.
+ */
+int afd_srcpath_open_in(const struct afd_srcroot *r, int dirfd,
+			const char *name, int flags);
+
 /** lstat(2) of source path @p path: 0, -EXDEV (own mount) or -errno. */
 int afd_srcpath_stat(const struct afd_srcroot *r, const char *path,
 		     struct stat *st);

@@ -8,12 +8,13 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "stackdir.h"
 #include "tree.h"
 #include "zarrdir.h"
 
 static const char *const entry_fixed[AE_COUNT] = {
 	[AE_DATA] = "data", [AE_SHAPE] = "shape", [AE_DTYPE] = "dtype",
-	[AE_HEADER] = "header", [AE_HDR] = "data.hdr",
+	[AE_HEADER] = "header", [AE_HDR] = "data.hdr", [AE_NAMES] = "names",
 };
 
 /* the entries named B + a suffix */
@@ -32,7 +33,7 @@ bool afd_entry_is_text(enum afd_entry e)
 {
 	switch (e) {
 	case AE_SHAPE: case AE_DTYPE: case AE_HEADER: case AE_HDR: case AE_NHDR:
-	case AE_ZARRAY: case AE_ZATTRS: case AE_ZJSON:
+	case AE_ZARRAY: case AE_ZATTRS: case AE_ZJSON: case AE_NAMES:
 		return true;
 	default:
 		return false;
@@ -58,6 +59,9 @@ char *afd_path_join(const char *dir, const char *name)
 
 const char *afd_array_dirname(const struct afd_node *n)
 {
+	/* `.stack/` is an array directory with B = stack */
+	if (n->kind == NK_ARRAY && strcmp(n->name, AFD_STACK_NAME) == 0)
+		return AFD_STACK_NAME + 1;
 	if (n->name[0])
 		return n->name;
 	const char *s = strrchr(n->path, '/');
@@ -106,7 +110,21 @@ enum afd_entry afd_entry_of(const char *dirname, const char *name)
 void afd_res_release(struct afd_res *r)
 {
 	afd_src_put(r->sf);
+	afd_stack_put(r->stk);
 	r->sf = NULL;
+	r->stk = NULL;
+}
+
+/* A node under `.stack/`: the current stack of its folder. */
+static int resolve_stack(struct afd_ctx *c, const struct afd_id *id,
+			 bool watched, struct afd_res *r)
+{
+	int rc = afd_stack_get(c, id, watched, &r->stk);
+	if (rc < 0)
+		return rc;
+	r->ai = &r->stk->arr;
+	r->st = r->stk->st;
+	return 0;
 }
 
 /*
@@ -186,6 +204,10 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 	case NK_ENTRY:
 	case NK_ZARRDIR:
 	case NK_ZARRFILE:
+		if (afd_stack_id(id)) {
+			rc = resolve_stack(c, id, false, r);
+			break;
+		}
 		if (id->member) {
 			rc = resolve_npz(c, id, r);
 			break;
@@ -285,6 +307,8 @@ uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r)
 	case NK_MEMBER:
 	case NK_ENTRY:
 	case NK_ZARRFILE:
+		if (r->stk)
+			return r->stk->key;
 		return r->sf ? r->sf->key : 0;
 	default:
 		return 0;
@@ -299,6 +323,11 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	if (!child->path)
 		return -ENOMEM;
 	int rc = stat_path(c, child->path, &r->st);
+	if (rc == -ENOENT && strcmp(name, AFD_STACK_NAME) == 0) {
+		/* no source entry of that name: the folder's stack */
+		child->kind = NK_ARRAY;
+		return resolve_stack(c, child, parent->watched, r);
+	}
 	if (rc < 0)
 		return rc;
 	if (S_ISDIR(r->st.st_mode)) {
@@ -387,6 +416,15 @@ static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
 		return rc;
 	/* not a folder: a member (array folder or plain file)? */
 	child->member[strlen(child->member) - 1] = '\0';
+	if (strcmp(name, AFD_STACK_NAME) == 0) {
+		/* a member of that name wins over the folder's stack */
+		child->kind = NK_MEMBER;
+		rc = afd_resolve(c, child, NULL, r);
+		if (rc != -ENOENT)
+			return rc;
+		child->kind = NK_ARRAY;
+		return resolve_stack(c, child, parent->watched, r);
+	}
 	child->kind = NK_ARRAY;
 	rc = afd_resolve(c, child, NULL, r);
 	if (rc != -ENOENT)

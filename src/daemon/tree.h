@@ -33,6 +33,7 @@ struct afd_res {
 	const struct afd_arrinfo *ai;     /* NK_ARRAY / NK_ENTRY */
 	long midx;                        /* npz member, or -1 */
 	long zdir;                        /* NK_NPZDIR folder, or -1 */
+	struct afd_stack *stk;            /* under `.stack/`: referenced */
 };
 
 /** The identity of node @p n (borrows its strings). */

@@ -41,44 +41,29 @@ static af_status add_name(stack_scan *s, size_t *cap, const char *name,
 typedef af_status (*parse_fn)(void *arg, const char *name, af_array *out,
 			      af_error *why);
 
-/*
- * Sort the names, read each member's header once and hold every other one
- * to the first (af_stack_agree), then describe the stack.
- */
+struct scan_parse {
+	const stack_scan *s;
+	parse_fn parse;
+	void *arg;
+};
+
+static af_status parse_nth(void *arg, uint64_t i, af_array *out, af_error *why)
+{
+	const struct scan_parse *p = arg;
+	return p->parse(p->arg, p->s->names[i], out, why);
+}
+
+/* Sort the names, then the codec's scan rule (af_stack_scan) decides. */
 static af_status scan_members(stack_scan *s, parse_fn parse, void *arg,
 			      af_error *why)
 {
 	qsort(s->names, s->n, sizeof(*s->names), by_natural_name);
-	af_array model = { 0 };
-	af_status st = AF_OK;
-	for (size_t i = 0; st == AF_OK && i < s->n; i++) {
-		af_array a;
-		st = parse(arg, s->names[i], &a, why);
-		if (st == AF_OK && i == 0) {
-			model = a;
-			continue;
-		}
-		if (st == AF_OK) {
-			st = af_stack_agree(&model, &a, why);
-			af_array_free(&a);
-		}
-		if (st != AF_OK) {
-			s->culprit = s->names[i];
-			if (st != AF_E_NOMEM)
-				st = AF_E_UNSUPPORTED;
-		}
-	}
-	if (st == AF_OK && s->n < AF_STACK_MIN_MEMBERS)
-		st = af_error_set(why, AF_E_UNSUPPORTED, AF_NO_OFFSET,
-				  "%zu array%s (a stack needs at least %u)",
-				  s->n, s->n == 1 ? "" : "s",
-				  AF_STACK_MIN_MEMBERS);
-	if (st == AF_OK) {
-		st = af_stack_array(&model, s->n, &s->stack, why);
-		if (st == AF_E_INVAL)
-			st = AF_E_UNSUPPORTED;
-	}
-	af_array_free(&model);
+	struct scan_parse p = { s, parse, arg };
+	uint64_t culprit;
+	af_status st = af_stack_scan(s->n, parse_nth, &p, &s->stack, &culprit,
+				     why);
+	if (st != AF_OK && culprit < s->n)
+		s->culprit = s->names[culprit];
 	return st;
 }
 
@@ -122,9 +107,8 @@ static af_status scan_folder(const char *path, stack_scan *s, af_error *why)
 	af_status st = AF_OK;
 	struct dirent *e;
 	while (st == AF_OK && (e = readdir(d))) {
-		cli_kind k = cli_kind_of_name(e->d_name);
 		struct stat sb;
-		if ((k != CLI_KIND_NPY && k != CLI_KIND_RA) ||
+		if (!af_stack_member_name(e->d_name, false) ||
 		    fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(sb.st_mode))
 			continue;
@@ -151,7 +135,7 @@ static af_status scan_npz(const char *path, stack_scan *s, af_error *why)
 	size_t cap = 0;
 	for (size_t i = 0; st == AF_OK && i < af_zip_count(z); i++) {
 		const af_zip_entry *e = af_zip_entry_at(z, i);
-		if (!e->is_dir && cli_kind_of_name(e->name) == CLI_KIND_NPY)
+		if (!e->is_dir && af_stack_member_name(e->name, true))
 			st = add_name(s, &cap, e->name, why);
 	}
 	if (st == AF_OK)

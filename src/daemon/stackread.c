@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/* A `.stack`'s member bytes: bounded member fds, identity checks, decoding. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "hash.h"
+#include "stackdir.h"
+#include "stackread.h"
+
+/* afd_stackread_fd_put's tag: how the fd was had */
+enum { TAG_SLOT_BASE = 0, TAG_OWN = -1, TAG_ARCHIVE = -2 };
+
+void afd_mfds_init(struct afd_mfds *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_init(&m->lock, NULL);
+}
+
+void afd_mfds_destroy(struct afd_mfds *m)
+{
+	for (size_t k = 0; k < AFD_MFD_SLOTS; k++)
+		if (m->slot[k].stk && m->slot[k].fd >= 0)
+			close(m->slot[k].fd);
+	pthread_mutex_destroy(&m->lock);
+}
+
+void afd_mfds_forget(struct afd_mfds *m, const struct afd_stack *stk)
+{
+	int fds[AFD_MFD_SLOTS];
+	size_t n = 0;
+	pthread_mutex_lock(&m->lock);
+	for (size_t k = 0; k < AFD_MFD_SLOTS; k++) {
+		struct afd_mfd *s = &m->slot[k];
+		if (s->stk != stk)
+			continue;
+		if (s->fd >= 0)
+			fds[n++] = s->fd;
+		memset(s, 0, sizeof(*s));
+	}
+	pthread_mutex_unlock(&m->lock);
+	for (size_t k = 0; k < n; k++)
+		close(fds[k]);
+}
+
+static size_t slot_of(const struct afd_stack *stk, uint64_t i)
+{
+	return (size_t)(afd_hash_mix((uint64_t)(uintptr_t)stk ^ (i * 0x9e3779b97f4a7c15ULL)) %
+			AFD_MFD_SLOTS);
+}
+
+/* Log once that member @p i of @p stk is not the version listed. */
+static int member_changed(struct afd_stackread *r, uint64_t i, const char *how)
+{
+	struct afd_stack *s = r->stk;
+	size_t len;
+	const char *name = afd_stack_name(s, i, &len);
+	struct afd_logkey k = { AFD_LINE_CHANGED, s->key, i };
+	afd_log_once(&r->c->log, &k, AFD_LOG_WARN,
+		     "cannot read %s/%s%s: member %.*s %s since the stack was "
+		     "listed; looking .stack up again gives the new one",
+		     s->dir, s->prefix ? s->prefix : "", AFD_STACK_NAME, (int)len, name, how);
+	return -EIO;
+}
+
+/* Whether fd still holds member @p i as listed (0), else -EIO, logged. */
+static int check_member(struct afd_stackread *r, uint64_t i, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return member_changed(r, i, "cannot be checked");
+	struct afd_ident id;
+	afd_ident_of(&id, &st);
+	if (afd_ident_key(NULL, &id) != r->stk->m[i].ident)
+		return member_changed(r, i, "changed");
+	return 0;
+}
+
+/* The archive under an npz stack must still be the one parsed. */
+static int check_archive(struct afd_stackread *r, uint64_t i)
+{
+	struct stat st;
+	struct afd_ident id;
+	if (fstat(r->stk->sf->fd, &st) < 0)
+		return member_changed(r, i, "cannot be checked");
+	afd_ident_of(&id, &st);
+	return afd_ident_eq(&id, &r->stk->sf->id) ? 0 :
+	       member_changed(r, i, "changed (its archive did)");
+}
+
+static int open_member(struct afd_stackread *r, uint64_t i)
+{
+	size_t len;
+	const char *name = afd_stack_name(r->stk, i, &len);
+	char buf[NAME_MAX + 1];
+	if (len > NAME_MAX)
+		return -ENOENT;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	int fd = afd_srcpath_open_in(&r->c->root, r->stk->dirfd, buf,
+				     O_RDONLY | O_NONBLOCK);
+	return fd >= 0 ? fd : member_changed(r, i, "is gone");
+}
+
+/* Member @p i's fd: kept in its slot, or opened for this use (*tag). */
+static int fd_get(struct afd_stackread *r, uint64_t i, int *tag)
+{
+	struct afd_mfds *m = &r->c->stacks.mfds;
+	size_t k = slot_of(r->stk, i);
+	struct afd_mfd *s = &m->slot[k];
+	int old = -1;
+	pthread_mutex_lock(&m->lock);
+	if (s->stk == r->stk && s->i == i && s->fd >= 0) {
+		s->busy++;
+		int fd = s->fd;
+		pthread_mutex_unlock(&m->lock);
+		*tag = (int)k;
+		return fd;
+	}
+	bool mine = s->busy == 0;
+	if (mine) {
+		old = s->stk ? s->fd : -1;
+		s->stk = r->stk;
+		s->i = i;
+		s->fd = -1;
+		s->busy = 1;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (old >= 0)
+		close(old);
+	int fd = open_member(r, i);
+	if (!mine) {
+		*tag = TAG_OWN;
+		return fd;
+	}
+	pthread_mutex_lock(&m->lock);
+	if (fd >= 0) {
+		s->fd = fd;
+	} else {
+		memset(s, 0, sizeof(*s));
+	}
+	pthread_mutex_unlock(&m->lock);
+	*tag = (int)k;
+	return fd;
+}
+
+static void fd_put(struct afd_stackread *r, int fd, int tag)
+{
+	if (tag == TAG_OWN) {
+		close(fd);
+		return;
+	}
+	if (tag < TAG_SLOT_BASE)
+		return;
+	struct afd_mfds *m = &r->c->stacks.mfds;
+	pthread_mutex_lock(&m->lock);
+	m->slot[tag].busy--;
+	pthread_mutex_unlock(&m->lock);
+}
+
+int afd_stackread_fd_get(struct afd_stackread *r, uint64_t i, uint64_t *pos,
+			 int *tag)
+{
+	const struct afd_stack_member *mb = &r->stk->m[i];
+	if (mb->flags & AFD_SM_DECODE)
+		return -ENOTSUP;
+	*pos = mb->data_off;
+	if (r->stk->sf) {
+		*tag = TAG_ARCHIVE;
+		int rc = check_archive(r, i);
+		return rc < 0 ? rc : r->stk->sf->fd;
+	}
+	int fd = fd_get(r, i, tag);
+	if (fd < 0)
+		return fd;
+	int rc = check_member(r, i, fd);
+	if (rc < 0) {
+		fd_put(r, fd, *tag);
+		return rc;
+	}
+	return fd;
+}
+
+int afd_stackread_fd_put(struct afd_stackread *r, uint64_t i, int fd, int tag)
+{
+	int rc = tag == TAG_ARCHIVE ? check_archive(r, i) : check_member(r, i, fd);
+	fd_put(r, fd, tag);
+	return rc;
+}
+
+static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t got = pread(fd, (char *)buf + done, len - done,
+				    (off_t)(off + done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			break;
+		done += (size_t)got;
+	}
+	return (ssize_t)done;
+}
+
+/* A member the codec decodes: an LZ4 .ra file, opened for this read. */
+static ssize_t read_decoded_file(struct afd_stackread *r, uint64_t i,
+				 void *buf, size_t len, uint64_t off)
+{
+	int fd = open_member(r, i);
+	if (fd < 0)
+		return fd;
+	ssize_t rc = -EIO;
+	struct stat st;
+	af_source src;
+	af_array a;
+	af_view *v = NULL;
+	size_t len_name;
+	const char *name = afd_stack_name(r->stk, i, &len_name);
+	char nbuf[NAME_MAX + 1];
+	memcpy(nbuf, name, len_name);
+	nbuf[len_name] = '\0';
+	if (fstat(fd, &st) < 0)
+		goto out;
+	af_source_init_fd(&src, fd, 0, (uint64_t)st.st_size);
+	if (af_array_parse_named(nbuf, &src, &a, NULL) != AF_OK) {
+		rc = member_changed(r, i, "no longer parses");
+		goto out;
+	}
+	size_t got = 0;
+	af_error err;
+	if (af_view_open(&v, &a, &src, AF_VIEW_DATA, &err) == AF_OK &&
+	    af_view_read(v, buf, len, off, &got, &err) == AF_OK)
+		rc = (ssize_t)got;
+	af_view_close(v);
+	af_array_free(&a);
+	if (rc >= 0 && check_member(r, i, fd) < 0)
+		rc = -EIO;
+out:
+	close(fd);
+	return rc;
+}
+
+/* A deflated npz member: its uncompressed bytes from its data offset. */
+static ssize_t read_decoded_member(struct afd_stackread *r, uint64_t i,
+				   void *buf, size_t len, uint64_t off)
+{
+	const struct afd_stack_member *mb = &r->stk->m[i];
+	af_member *m = NULL;
+	if (af_member_open(&m, r->stk->sf->zip, (size_t)mb->ident, NULL) != AF_OK)
+		return member_changed(r, i, "no longer opens");
+	const af_source *src = af_member_source(m);
+	ssize_t got = -EIO;
+	if (mb->data_off <= src->size)
+		got = src->pread(src, buf, len, mb->data_off + off);
+	af_member_close(m);
+	if (got >= 0 && check_archive(r, i) < 0)
+		got = -EIO;
+	return got;
+}
+
+static ssize_t read_member(void *arg, uint64_t i, void *buf, size_t len,
+			   uint64_t off)
+{
+	struct afd_stackread *r = arg;
+	const struct afd_stack_member *mb = &r->stk->m[i];
+	if (mb->flags & AFD_SM_DECODE)
+		return r->stk->sf ? read_decoded_member(r, i, buf, len, off) :
+				    read_decoded_file(r, i, buf, len, off);
+	uint64_t pos;
+	int tag;
+	int fd = r->stk->sf ? r->stk->sf->fd : fd_get(r, i, &tag);
+	if (r->stk->sf)
+		tag = TAG_ARCHIVE;
+	if (fd < 0)
+		return fd;
+	pos = mb->data_off + off;
+	ssize_t got = pread_full(fd, buf, len, pos);
+	/* after the read: an identity unchanged since the scan means the
+	 * bytes are the listed version's (see stackread.h) */
+	int rc = afd_stackread_fd_put(r, i, fd, tag);
+	if (got >= 0 && (size_t)got < len)
+		rc = member_changed(r, i, "ends early");
+	return rc < 0 ? rc : got;
+}
+
+struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
+					 struct afd_stack *stk)
+{
+	struct afd_stackread *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->c = c;
+	r->stk = stk;
+	afd_stack_hold(stk);
+	r->r = (af_stack_reader){ .read = read_member, .arg = r, .n = stk->n,
+				  .member_bytes = stk->member_bytes };
+	af_stack_source_init(&r->src, &r->r);
+	return r;
+}
+
+void afd_stackread_close(struct afd_stackread *r)
+{
+	if (!r)
+		return;
+	afd_stack_put(r->stk);
+	free(r);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * Reading a `.stack`'s data: member i's bytes, from a bounded set of
+ * member fds shared by every reader of the mount.
+ *
+ * Invariants:
+ *  - At most AFD_MFD_SLOTS member fds stay open (direct-mapped by stack
+ *    and member; a slot in use is never closed, a reader that finds its
+ *    slot taken opens the member for that read alone and closes it).
+ *  - A member's bytes are served only if the member is still the version
+ *    the stack listed: its identity (dev, ino, size, mtime, ctime) is
+ *    checked after the bytes were read (ctime cannot be set back, so an
+ *    unchanged identity after the read means nothing was written since
+ *    the scan). Otherwise the read is -EIO, logged once: a reader of an
+ *    old stack never sees a mix.
+ *  - Members the codec must decode (LZ4 .ra, deflated npz members) are
+ *    opened for the read and closed after: their decoders are not kept.
+ */
+#ifndef ARRAYFS_DAEMON_STACKREAD_H
+#define ARRAYFS_DAEMON_STACKREAD_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "arrayfs/arrayfs.h"
+
+struct afd_ctx;
+struct afd_stack;
+
+/** Member fds kept open, for the whole mount. */
+#define AFD_MFD_SLOTS 256u
+
+struct afd_mfd {
+	const struct afd_stack *stk;  /* whose member (NULL: free) */
+	uint64_t i;
+	int fd;                       /* -1 while being opened */
+	unsigned busy;                /* readers using fd now */
+};
+
+struct afd_mfds {
+	pthread_mutex_t lock;         /* the slots (a leaf) */
+	struct afd_mfd slot[AFD_MFD_SLOTS];
+};
+
+void afd_mfds_init(struct afd_mfds *m);
+/** Close every fd (no reader left). */
+void afd_mfds_destroy(struct afd_mfds *m);
+/** Close the fds kept for @p stk (it is being freed: nobody reads it). */
+void afd_mfds_forget(struct afd_mfds *m, const struct afd_stack *stk);
+
+/** One open file's way to a stack's data. */
+struct afd_stackread {
+	struct afd_ctx *c;
+	struct afd_stack *stk;    /* referenced */
+	af_stack_reader r;
+	af_source src;            /* the stack's data (af_stack_source_init) */
+};
+
+/**
+ * A reader of @p stk's data (referenced until afd_stackread_close).
+ * Returns NULL out of memory.
+ */
+struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
+					 struct afd_stack *stk);
+void afd_stackread_close(struct afd_stackread *r);
+
+/**
+ * For a splice: an fd holding member @p i's data from byte *pos on,
+ * checked to be the version listed. Returns the fd (give it back with
+ * afd_stackread_fd_put with the same *tag) or -errno (-EIO logged).
+ * Members read through the codec return -ENOTSUP: copy them.
+ */
+int afd_stackread_fd_get(struct afd_stackread *r, uint64_t i, uint64_t *pos,
+			 int *tag);
+/**
+ * Give back what afd_stackread_fd_get gave, after the bytes were taken:
+ * the identity is checked again (0), else -EIO (logged once).
+ */
+int afd_stackread_fd_put(struct afd_stackread *r, uint64_t i, int fd, int tag);
+
+#endif /* ARRAYFS_DAEMON_STACKREAD_H */
