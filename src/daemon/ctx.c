@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "export.h"
 #include "spipe.h"
 
 void afd_limits_default(struct afd_limits *l)
@@ -141,6 +142,8 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 		fprintf(stderr, "arrayfs: out of memory\n");
 		return -1;
 	}
+	/* ids issued by earlier mounts of this SOURCE (NFS handles) */
+	afd_export_load(c);
 	/* the root's folder is watched for the whole mount */
 	c->nodes.root->wd = afd_notify_watch(c, ".", &c->nodes.root->watched);
 	return 0;

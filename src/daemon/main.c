@@ -13,6 +13,7 @@
 
 #include "arrayfs/arrayfs.h"
 #include "ctx.h"
+#include "export.h"
 #include "mountinfo.h"
 #include "ops.h"
 #include "readahead.h"
@@ -219,6 +220,8 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 		}
 	}
 	afd_notify_stop(c);
+	/* the ids given out, for the handles NFS clients keep (export.h) */
+	afd_export_save(c);
 	/* a positive rc is the signal that ended the loop: a clean exit */
 	ret = rc < 0 ? 1 : 0;
 out_unmount:

@@ -18,7 +18,9 @@ uint64_t afd_ino_of_sub(const char *path, const char *member, enum afd_entry e,
 			uint64_t sub)
 {
 	uint64_t h = afd_hash_str(AFD_FNV_SEED, path);
-	h = afd_hash_str(h, member);
+	/* an npz root (member "") has its file's number: the one its folder's
+	 * listing gives, which cannot know whether the archive parses */
+	h = afd_hash_str(h, member && member[0] ? member : NULL);
 	unsigned char eb = (unsigned char)e;
 	h = afd_hash_bytes(h, &eb, 1);
 	/* only chunk files have a sub: every other number stays as it was */
@@ -90,10 +92,18 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 	return n;
 }
 
+static size_t nid_bucket(const struct afd_nodes *t, uint64_t nodeid)
+{
+	return afd_hash_mix(nodeid) & (t->nbuckets - 1);
+}
+
 static void link_node(struct afd_nodes *t, struct afd_node *n)
 {
 	size_t mask = t->nbuckets - 1;
-	size_t b = n->key & mask;
+	size_t b = nid_bucket(t, n->nodeid);
+	n->nid_next = t->nid_tab[b];
+	t->nid_tab[b] = n;
+	b = n->key & mask;
 	n->id_next = t->id_tab[b];
 	t->id_tab[b] = n;
 	b = path_key(n->path) & mask;
@@ -115,6 +125,11 @@ static void unlink_node(struct afd_nodes *t, struct afd_node *n)
 		pp = &(*pp)->src_next;
 	if (*pp)
 		*pp = n->src_next;
+	pp = &t->nid_tab[nid_bucket(t, n->nodeid)];
+	while (*pp && *pp != n)
+		pp = &(*pp)->nid_next;
+	if (*pp)
+		*pp = n->nid_next;
 	t->count--;
 }
 
@@ -126,16 +141,20 @@ static void maybe_grow(struct afd_nodes *t)
 	size_t nb = t->nbuckets * 2;
 	struct afd_node **id = calloc(nb, sizeof(*id));
 	struct afd_node **src = calloc(nb, sizeof(*src));
-	if (!id || !src) {
+	struct afd_node **nid = calloc(nb, sizeof(*nid));
+	if (!id || !src || !nid) {
 		free(id);
 		free(src);
+		free(nid);
 		return;
 	}
 	struct afd_node **old = t->id_tab;
 	size_t ob = t->nbuckets;
 	free(t->src_tab);
+	free(t->nid_tab);
 	t->id_tab = id;
 	t->src_tab = src;
+	t->nid_tab = nid;
 	t->nbuckets = nb;
 	t->count = 0;
 	for (size_t i = 0; i < ob; i++) {
@@ -156,15 +175,22 @@ int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 	t->nbuckets = AFD_NODES_MIN_BUCKETS;
 	t->id_tab = calloc(t->nbuckets, sizeof(*t->id_tab));
 	t->src_tab = calloc(t->nbuckets, sizeof(*t->src_tab));
+	t->nid_tab = calloc(t->nbuckets, sizeof(*t->nid_tab));
 	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, 0, 0, "");
-	if (!t->id_tab || !t->src_tab || !t->root) {
+	int ids = afd_idmap_init(&t->ids, 0, afd_idmap_new_gen());
+	if (!t->id_tab || !t->src_tab || !t->nid_tab || !t->root || ids < 0) {
 		free(t->id_tab);
 		free(t->src_tab);
+		free(t->nid_tab);
 		if (t->root)
 			afd_node_free(t->root);
+		if (ids == 0)
+			afd_idmap_destroy(&t->ids);
+		memset(t, 0, sizeof(*t));
 		return -ENOMEM;
 	}
 	t->root->nlookup = 1;
+	t->root->nodeid = FUSE_ROOT_ID;
 	link_node(t, t->root);
 	pthread_mutex_init(&t->lock, NULL);
 	return 0;
@@ -182,20 +208,57 @@ void afd_nodes_destroy(struct afd_nodes *t)
 	}
 	free(t->id_tab);
 	free(t->src_tab);
+	free(t->nid_tab);
+	afd_idmap_destroy(&t->ids);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
+}
+
+/* The live node of @p nodeid, or NULL. Lock held. */
+static struct afd_node *by_nodeid_locked(struct afd_nodes *t, uint64_t nodeid)
+{
+	for (struct afd_node *n = t->nid_tab[nid_bucket(t, nodeid)]; n;
+	     n = n->nid_next)
+		if (n->nodeid == nodeid)
+			return n;
+	return NULL;
 }
 
 struct afd_node *afd_nodes_from_id(struct afd_nodes *t, uint64_t nodeid)
 {
 	if (nodeid == FUSE_ROOT_ID)
 		return t->root;
-	return (struct afd_node *)(uintptr_t)nodeid;
+	pthread_mutex_lock(&t->lock);
+	struct afd_node *n = by_nodeid_locked(t, nodeid);
+	pthread_mutex_unlock(&t->lock);
+	return n;
 }
 
 uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n)
 {
-	return n == t->root ? FUSE_ROOT_ID : (uint64_t)(uintptr_t)n;
+	(void)t;
+	return n->nodeid;
+}
+
+struct afd_node *afd_nodes_ref_id(struct afd_nodes *t, uint64_t nodeid)
+{
+	pthread_mutex_lock(&t->lock);
+	struct afd_node *n = by_nodeid_locked(t, nodeid);
+	if (n) {
+		n->nlookup++;
+		afd_idmap_touch(&t->ids, nodeid);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+struct afd_idrec *afd_nodes_record(struct afd_nodes *t, uint64_t nodeid)
+{
+	pthread_mutex_lock(&t->lock);
+	const struct afd_idrec *r = afd_idmap_find(&t->ids, nodeid);
+	struct afd_idrec *copy = r ? afd_idrec_dup(r) : NULL;
+	pthread_mutex_unlock(&t->lock);
+	return copy;
 }
 
 /* The node with this identity (key = its key_of), or NULL. Lock held. */
@@ -214,11 +277,20 @@ static struct afd_node *find_locked(struct afd_nodes *t, uint64_t key,
 	return NULL;
 }
 
+/* A lookup of @p n: its record, then its parent's, are the most recent
+ * (idmap.h: a folder outlives what is looked up in it). Lock held. */
+static void touch_locked(struct afd_nodes *t, const struct afd_node *n)
+{
+	afd_idmap_touch(&t->ids, n->nodeid);
+	afd_idmap_touch(&t->ids, n->parent);
+}
+
 struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 				   enum afd_entry e, const char *path,
 				   const char *member, uint64_t version,
 				   uint64_t sub, uint64_t parent,
-				   const char *name, int *created)
+				   const char *name, const struct stat *src,
+				   int *created)
 {
 	uint64_t key = key_of(kind, e, path, member, version, sub);
 	*created = 0;
@@ -227,6 +299,7 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 					 sub);
 	if (n) {
 		n->nlookup++;
+		touch_locked(t, n);
 		pthread_mutex_unlock(&t->lock);
 		return n;
 	}
@@ -241,10 +314,23 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 	n = find_locked(t, key, kind, e, path, member, version, sub);
 	if (n) {
 		n->nlookup++;
+		touch_locked(t, n);
 		pthread_mutex_unlock(&t->lock);
 		afd_node_free(fresh);
 		return n;
 	}
+	struct afd_idrec want = {
+		.kind = (uint8_t)kind, .entry = (uint8_t)e, .sub = sub,
+		.version = version, .parent = parent,
+		.dev = (uint64_t)src->st_dev, .ino = (uint64_t)src->st_ino,
+		.path = path, .member = member, .name = fresh->name,
+	};
+	if (afd_idmap_issue(&t->ids, &want, &fresh->nodeid, &fresh->gen) < 0) {
+		pthread_mutex_unlock(&t->lock);
+		afd_node_free(fresh);
+		return NULL;
+	}
+	afd_idmap_touch(&t->ids, parent);
 	fresh->nlookup = 1;
 	link_node(t, fresh);
 	maybe_grow(t);
@@ -256,10 +342,57 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 			       enum afd_entry e, const char *path,
 			       const char *member, uint64_t version,
-			       uint64_t parent, const char *name, int *created)
+			       uint64_t parent, const char *name,
+			       const struct stat *src, int *created)
 {
 	return afd_nodes_get_sub(t, kind, e, path, member, version, 0, parent,
-				 name, created);
+				 name, src, created);
+}
+
+struct afd_node *afd_nodes_adopt(struct afd_nodes *t,
+				 const struct afd_idrec *rec, int *created,
+				 int *err)
+{
+	enum afd_nkind kind = (enum afd_nkind)rec->kind;
+	enum afd_entry e = (enum afd_entry)rec->entry;
+	uint64_t key = key_of(kind, e, rec->path, rec->member, rec->version,
+			      rec->sub);
+	*created = 0;
+	*err = 0;
+	struct afd_node *fresh = node_new(kind, e, rec->path, rec->member,
+					  rec->version, rec->sub, rec->parent,
+					  rec->name);
+	if (!fresh) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	fresh->nodeid = rec->id;
+	fresh->gen = rec->gen;
+	pthread_mutex_lock(&t->lock);
+	struct afd_node *n = by_nodeid_locked(t, rec->id);
+	if (!n) {
+		n = find_locked(t, key, kind, e, rec->path, rec->member,
+				rec->version, rec->sub);
+		if (n) {
+			/* the same thing is live under a newer id */
+			pthread_mutex_unlock(&t->lock);
+			afd_node_free(fresh);
+			*err = -ESTALE;
+			return NULL;
+		}
+		fresh->nlookup = 1;
+		link_node(t, fresh);
+		maybe_grow(t);
+		touch_locked(t, fresh);
+		pthread_mutex_unlock(&t->lock);
+		*created = 1;
+		return fresh;
+	}
+	n->nlookup++;
+	touch_locked(t, n);
+	pthread_mutex_unlock(&t->lock);
+	afd_node_free(fresh);
+	return n;
 }
 
 struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,

@@ -13,8 +13,12 @@
  *    one keeps serving its own version (or EIO), never the new bytes under
  *    the old page cache. Folders have version 0.
  *  - One node per identity: a second lookup of the same thing returns the
- *    same node, so its nodeid (the node's address) is stable while the
- *    kernel holds it. The root is never freed.
+ *    same node. The root is never freed.
+ *  - Nodeids come from the id map (idmap.h), not from addresses: a counter
+ *    never reused, with a generation, and a record of what each id names
+ *    kept after FORGET (bounded), so an id the kernel forgot can be looked
+ *    up again (export.h). An identity seen again gets its old id back while
+ *    its record lasts and its source file (dev/ino) is the same.
  *  - st_ino is a hash of (path, member, entry, sub) only, not of the kind, so
  *    it survives forget/lookup and a plain file turning into an array dir
  *    keeps its inode number; the kind is in the table key, so such a change
@@ -29,6 +33,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+
+#include "idmap.h"
 
 struct afd_bound;
 
@@ -64,6 +71,8 @@ enum afd_entry {
 };
 
 struct afd_node {
+	uint64_t nodeid;       /* what the kernel calls it (FUSE_ROOT_ID: root) */
+	uint32_t gen;          /* its generation (0 for the root) */
 	uint64_t ino;
 	uint64_t key;
 	uint64_t nlookup;
@@ -80,14 +89,15 @@ struct afd_node {
 	char *member;          /* npz member name or folder prefix, else NULL */
 	char *name;            /* the name in the parent */
 	uint64_t sub;          /* AE_ZCHUNK: the chunk index, else 0 */
-	struct afd_node *id_next, *src_next;
+	struct afd_node *id_next, *src_next, *nid_next;
 };
 
 struct afd_nodes {
 	pthread_mutex_t lock;
 	struct afd_node *root;
-	struct afd_node **id_tab, **src_tab;
+	struct afd_node **id_tab, **src_tab, **nid_tab;
 	size_t nbuckets, count;
+	struct afd_idmap ids;  /* every id issued, and what it names */
 };
 
 /** Stable st_ino for an identity (never 0 or 1). */
@@ -96,31 +106,54 @@ uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e);
 uint64_t afd_ino_of_sub(const char *path, const char *member, enum afd_entry e,
 			uint64_t sub);
 
-/** Set up the table with its root node. Returns 0 or -ENOMEM. */
+/** Set up the table with its root node and an empty id map (the default
+ * bound, a new generation). Returns 0 or -ENOMEM. */
 int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 		   const char *root_path, const char *root_member);
 /** Free every node. */
 void afd_nodes_destroy(struct afd_nodes *t);
 
-/** The node for a nodeid the kernel sent (FUSE_ROOT_ID = the root). */
+/** The live node for a nodeid the kernel sent (FUSE_ROOT_ID = the root),
+ * or NULL when no node has that id now. */
 struct afd_node *afd_nodes_from_id(struct afd_nodes *t, uint64_t nodeid);
 /** The nodeid to give the kernel for @p n. */
 uint64_t afd_nodes_id(const struct afd_nodes *t, const struct afd_node *n);
 
 /**
- * Find or create the node for an identity and count one lookup.
- * Returns NULL on ENOMEM. *created tells whether it is new.
+ * Find or create the node for an identity and count one lookup. @p src is
+ * the lstat of its source file or folder (afd_res.st): its dev/ino go in
+ * the id's record. Returns NULL on ENOMEM. *created tells whether it is new.
  */
 struct afd_node *afd_nodes_get(struct afd_nodes *t, enum afd_nkind kind,
 			       enum afd_entry e, const char *path,
 			       const char *member, uint64_t version,
-			       uint64_t parent, const char *name, int *created);
+			       uint64_t parent, const char *name,
+			       const struct stat *src, int *created);
 /** The same for an identity with a chunk index @p sub (B.zarr/ chunks). */
 struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 				   enum afd_entry e, const char *path,
 				   const char *member, uint64_t version,
 				   uint64_t sub, uint64_t parent,
-				   const char *name, int *created);
+				   const char *name, const struct stat *src,
+				   int *created);
+
+/**
+ * The live node with id @p nodeid with one more lookup counted, or NULL.
+ */
+struct afd_node *afd_nodes_ref_id(struct afd_nodes *t, uint64_t nodeid);
+
+/** A malloc'd copy of the id map's record of @p nodeid (free()), or NULL. */
+struct afd_idrec *afd_nodes_record(struct afd_nodes *t, uint64_t nodeid);
+
+/**
+ * Bring back the node a record names (its source checked by the caller),
+ * with the record's id and generation, one lookup counted. If that id is
+ * live meanwhile, that node. Returns NULL with *err -ENOMEM, or -ESTALE
+ * when the identity is live under another id. *created as above.
+ */
+struct afd_node *afd_nodes_adopt(struct afd_nodes *t,
+				 const struct afd_idrec *rec, int *created,
+				 int *err);
 
 /**
  * Drop @p n lookups. A node reaching 0 is unlinked and returned: the

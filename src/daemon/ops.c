@@ -26,6 +26,7 @@
 
 #include "ctx.h"
 #include "dirs.h"
+#include "export.h"
 #include "fail.h"
 #include "handle.h"
 #include "openset.h"
@@ -65,6 +66,9 @@ static void arrayfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	/* LOOKUP of "." and ".." answered: handles outlive FORGET (export.h) */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	/* the page cache is dropped explicitly (open, notifier), not on
 	 * every attribute refresh */
 	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
@@ -95,12 +99,36 @@ static double cache_secs(struct afd_ctx *c, const struct afd_node *n)
 
 static void forget_one(struct afd_ctx *c, struct afd_node *n, uint64_t nlookup)
 {
+	if (!n)
+		return;   /* not an id the kernel holds: nothing to forget */
 	struct afd_node *gone = afd_nodes_forget(&c->nodes, n, nlookup);
 	if (!gone)
 		return;
 	afd_notify_unwatch(c, gone->wd);
 	afd_bound_unbind(&c->bound, gone);
 	afd_node_free(gone);
+}
+
+/* LOOKUP of "." or ".." (@p up) in @p ino: an NFS handle opened after the
+ * kernel forgot its inode, or a folder reconnected (export.h). */
+static void lookup_export(fuse_req_t req, fuse_ino_t ino, bool up)
+{
+	struct afd_ctx *c = afd_ctx(req);
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	struct afd_node *n;
+	int rc = afd_export_lookup(c, ino, up, &n, &e.attr);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	e.ino = afd_nodes_id(&c->nodes, n);
+	e.generation = n->gen;
+	/* "." and ".." are never entries the kernel keeps */
+	e.entry_timeout = 0;
+	e.attr_timeout = cache_secs(c, n);
+	if (fuse_reply_entry(req, &e) == -ENOENT)
+		forget_one(c, n, 1);
 }
 
 /*
@@ -126,7 +154,7 @@ static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 					       id.path, id.member,
 					       afd_version_of(&id, &r), id.sub,
 					       afd_nodes_id(&c->nodes, p), name,
-					       &created);
+					       &r.st, &created);
 	afd_res_release(&r);
 	afd_id_free(&id);
 	if (!n)
@@ -143,6 +171,7 @@ static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 				 __ATOMIC_RELEASE);
 	}
 	e->ino = afd_nodes_id(&c->nodes, n);
+	e->generation = n->gen;
 	e->entry_timeout = cache_secs(c, p);
 	e->attr_timeout = cache_secs(c, n);
 	*out = n;
@@ -155,7 +184,16 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 	struct afd_ctx *c = afd_ctx(req);
 	struct fuse_entry_param e;
 	struct afd_node *n;
-	int rc = make_entry(c, node_of(req, parent), name, &e, &n);
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		lookup_export(req, parent, name[1] == '.');
+		return;
+	}
+	struct afd_node *p = node_of(req, parent);
+	if (!p) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	int rc = make_entry(c, p, name, &e, &n);
 	if (rc == -ENOENT) {
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = c->opts.neg_timeout;
@@ -212,6 +250,10 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	struct afd_node *n = node_of(req, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	struct stat st;
 	if (afd_bound_attr(&c->bound, n, &st)) {
 		/* a node that has been read: the version it serves */
@@ -244,6 +286,10 @@ static void arrayfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_node *n = node_of(req, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	if (n->kind != NK_LINK) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -306,7 +352,12 @@ static void arrayfs_ll_opendir(fuse_req_t req, fuse_ino_t ino,
 {
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_dirh *d;
-	int rc = afd_dir_open(c, node_of(req, ino), &d);
+	struct afd_node *n = node_of(req, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	int rc = afd_dir_open(c, n, &d);
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -346,6 +397,10 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct afd_dirh *d = open_obj(fi);
 	struct plus_reply pr = { c, node_of(req, ino), NULL, 0, 0 };
 	struct afd_dir_plus how = { plus_entry, &pr };
+	if (plus && !pr.dir) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	char *buf = malloc(size ? size : 1);
 	if (plus) {
 		/* no entry is smaller than one with a one-byte name */
@@ -407,7 +462,12 @@ static void arrayfs_ll_open(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	struct afd_failure why;
-	int rc = afd_handle_open(c, node_of(req, ino), fi->flags, &h, &keep,
+	struct afd_node *n = node_of(req, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	int rc = afd_handle_open(c, n, fi->flags, &h, &keep,
 				 &why);
 	if (rc < 0) {
 		afd_fail(req, rc, &why);
@@ -430,7 +490,12 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 		afd_handle_hold(h);
 	} else {
 		/* opened without a round trip: the node's own handle */
-		int rc = afd_bound_get(c, node_of(req, ino), &h, &why);
+		struct afd_node *n = node_of(req, ino);
+		if (!n) {
+			fuse_reply_err(req, ESTALE);
+			return;
+		}
+		int rc = afd_bound_get(c, n, &h, &why);
 		if (rc < 0) {
 			afd_fail(req, rc, &why);
 			return;
@@ -517,6 +582,10 @@ static void arrayfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino,
 {
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_node *n = node_of(req, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	bool known = false;
 	/* the list is NUL-separated with no empty name after it: bound by size */
 	const char *end = afd_xattr_names + sizeof(afd_xattr_names);
@@ -546,6 +615,10 @@ static void arrayfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino,
 static void arrayfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct afd_node *n = node_of(req, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	if (!has_xattrs(n)) {
 		reply_xattr(req, "", 0, size);
 		return;

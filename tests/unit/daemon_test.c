@@ -162,7 +162,7 @@ struct afd_node *aftd_lookup(struct afd_ctx *c, struct afd_node *parent,
 	struct afd_node *n = afd_nodes_get(&c->nodes, id.kind, id.entry, id.path,
 					   id.member, afd_version_of(&id, &r),
 					   afd_nodes_id(&c->nodes, parent), name,
-					   &created);
+					   &r.st, &created);
 	afd_res_release(&r);
 	afd_id_free(&id);
 	ck_assert_ptr_nonnull(n);
