@@ -13,6 +13,7 @@ packages=(
   samba smbclient nginx curl python3-fsspec python3-aiohttp python3-requests
   python3-zarr python3-dask python3-distributed gdal-bin python3-gdal teem-apps
   python3-vtk9 nodejs
+  nfs-ganesha nfs-ganesha-vfs libnfs-utils iproute2
   "$@"
 )
 # npm (the mount tests install zarrita.js with it): Debian's, unless the

@@ -103,11 +103,12 @@ def _hex_address(text):
     return ("%s:%d" if family == socket.AF_INET else "[%s]:%d") % (host, int(port, 16))
 
 
-def listening_sockets(inodes=None):
+def listening_sockets(inodes=None, proc_root="/proc"):
     """['ADDR:PORT'] of TCP sockets in LISTEN state, all of them or those
-    whose inode is in INODES."""
+    whose inode is in INODES; in this network namespace, or with PROC_ROOT
+    /proc/PID in that process's."""
     out = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for table in (proc_root + "/net/tcp", proc_root + "/net/tcp6"):
         try:
             with open(table) as f:
                 rows = f.read().splitlines()[1:]
@@ -132,6 +133,8 @@ class ServerProcess:
 
     def __init__(self, name, argv, port, log_path, cwd=None):
         self.name, self.argv, self.port = name, list(argv), port
+        # the addresses start() waits for (any one of them)
+        self.want = ["127.0.0.1:%d" % port]
         self.log_path, self.cwd = log_path, cwd
         self.proc = None
         self.returncode = None
@@ -155,11 +158,11 @@ class ServerProcess:
     def _wait_listening(self, deadline):
         # Nothing signals a listening socket: look at /proc/net/tcp (no
         # connection is made), woken early by the server's exit (pidfd).
-        want = "127.0.0.1:%d" % self.port
+        want = " or ".join(self.want)
         end = time.monotonic() + deadline
         pidfd = os.pidfd_open(self.proc.pid)
         try:
-            while want not in self.listening():
+            while not set(self.want) & set(self.listening()):
                 left = end - time.monotonic()
                 if left <= 0:
                     raise ServerError("%s not listening on %s after %.0f s:\n%s"
