@@ -7,8 +7,14 @@ nfs-cat reads every view of a numpy-written corpus (equal to expect.py's
 model) after the kernel's caches are dropped, so ganesha's file handles
 must be looked up again by id (FORGET, then LOOKUP of "."). After arrayfs
 is restarted on the same mountpoint (ganesha stopped first, then started
-again) every view still reads right. ganesha is stopped before each
-unmount; its namespace goes with it."""
+again) every view still reads right, and a client's file handles survive:
+ganesha gives the same handle bytes for the same files, and they read
+the same bytes, even when the new mount got another device number (a
+libnfs client, tests/mount/lib/nfsprobe.py; libnfs itself does not
+recover its NFSv4 session after a server restart, so it reads again
+through a new session). ganesha is stopped before each unmount; its
+namespace goes with it."""
+import hashlib
 import os
 import sys
 import tempfile
@@ -19,6 +25,7 @@ import expect  # noqa: E402
 import mountlib  # noqa: E402
 import sharecorpus  # noqa: E402
 from mountlib import Mount, check_all  # noqa: E402
+from nfsprobe import NfsProbe  # noqa: E402
 from nfsserver import NfsServer  # noqa: E402
 
 
@@ -96,10 +103,10 @@ class NfsRestartTest(unittest.TestCase):
         self.addCleanup(self.stop)
         self.start()
 
-    def start(self):
+    def start(self, netns=None):
         self.m = Mount(self.src.path, self.mountpoint, self.args)
         self.m.start()
-        self.nfs = NfsServer(self.mountpoint)
+        self.nfs = NfsServer(self.mountpoint, netns)
         self.nfs.start()
 
     def stop(self):
@@ -120,6 +127,47 @@ class NfsRestartTest(unittest.TestCase):
         check_every_view(self, self.nfs, self.files)
         self.m.check_alive()
         self.nfs.check_alive()
+
+    def test_a_clients_handles_survive_a_restart(self):
+        probe = NfsProbe(self.nfs.netns())
+        self.addCleanup(probe.close)
+        netns = probe.netns()   # kept alive by the probe across the restart
+        files = {f.rel: f for f in self.files}
+        rels = ["readme.txt", "c_f4.npy/data", "stored.npz/x.npy/data",
+                "deflated.npz/big.npy/big.npy", "stored.npz/notes.txt"]
+        rels += [next(r for r in files if expect.is_zarr_chunk(r))]
+
+        def open_all():
+            self.assertEqual(probe.call("mount 127.0.0.1 /arrays"), "ok")
+            for i, rel in enumerate(rels):
+                self.assertEqual(probe.call("open f%d /%s" % (i, rel)), "ok", rel)
+            return [probe.call("fh f%d" % i) for i in range(len(rels))]
+
+        def check_reads():
+            for i, rel in enumerate(rels):
+                answer = probe.call("read f%d" % i).split()
+                self.assertEqual(answer[0], "ok", (rel, answer))
+                exact = files[rel].exact
+                if exact is not None:
+                    self.assertEqual(answer[1], hashlib.sha256(exact).hexdigest(), rel)
+                    self.assertEqual(int(answer[2]), len(exact), rel)
+
+        before = open_all()
+        check_reads()
+        device = self.m.device
+        self.stop()
+        # another mount takes the freed device number: the new one differs
+        decoy = Mount(self.src.path, None, ["-o", "no_index"])
+        decoy.start()
+        self.addCleanup(decoy.cleanup)
+        self.start(netns)
+        self.assertNotEqual(self.m.device, device)
+        drop_caches()
+        self.assertEqual(probe.call("reset"), "ok")
+        self.assertEqual(open_all(), before)   # the same handles: they survive
+        check_reads()
+        self.stop()
+        decoy.umount()
 
 
 if __name__ == "__main__":

@@ -62,9 +62,12 @@ class GaneshaProcess(ServerProcess):
 
 
 class NfsServer(FolderServer):
-    """ganesha exporting PATH as /arrays (see the module comment)."""
+    """ganesha exporting PATH as /arrays (see the module comment); in a new
+    namespace, or with NETNS (a /proc/PID/ns/net path) in that one, which
+    must be set up as a new one is (a client that kept a namespace alive
+    across a restart of ganesha)."""
 
-    def __init__(self, path):
+    def __init__(self, path, netns=None):
         FolderServer.__init__(self, "arrayfs-nfs-")
         self.port = PORT
         self.path = path
@@ -72,9 +75,11 @@ class NfsServer(FolderServer):
         with open(self.conf_path, "w") as f:
             f.write(ganesha_conf(path, self.workdir))
         ganesha = shutil.which("ganesha.nfsd") or "/usr/bin/ganesha.nfsd"
-        argv = ["unshare", "-n", "sh", "-c", NETNS_SETUP, ganesha, "-F",
-                "-f", self.conf_path, "-p", os.path.join(self.workdir, "ganesha.pid"),
-                "-L", os.path.join(self.workdir, "ganesha.log"), "-N", "NIV_EVENT"]
+        enter = ["nsenter", "--net=" + netns] if netns else \
+            ["unshare", "-n", "sh", "-c", NETNS_SETUP]
+        argv = enter + [ganesha, "-F", "-f", self.conf_path,
+                        "-p", os.path.join(self.workdir, "ganesha.pid"),
+                        "-L", os.path.join(self.workdir, "ganesha.log"), "-N", "NIV_EVENT"]
         self.server = GaneshaProcess("ganesha.nfsd", argv, PORT,
                                      os.path.join(self.workdir, "stdout.log"),
                                      cwd=self.workdir)
