@@ -46,7 +46,9 @@
  *            ~270 KiB, ~0.7 ms), and while it looks for a block boundary
  *            an 85 KiB copy of its ISA-L state,
  *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
- * about 2.6 MiB in all with the defaults, besides the points.
+ * about 2.6 MiB in all with the defaults, besides the points; with a pool
+ * (af_inflate_set_pool) threads + 2 more cursors, and read-ahead units
+ * (8 at most, each <= AF_INFLATE_UNIT_MAX) within the pool's budget.
  *
  * Invariants:
  *  - Output past uncomp_size is never produced: a stream that would inflate
@@ -67,6 +69,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "af_pool.h"
 #include "af_source.h"
 #include "af_status.h"
 
@@ -129,6 +132,47 @@ af_inflate_engine af_inflate_engine_used(af_inflate *z);
  */
 af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
 			  size_t *nread, af_error *err);
+
+/**
+ * Let @p z inflate ahead of its readers on @p pool (af_pool.h), which
+ * must outlive it; before its first read. From then on:
+ *  - a sequential reader (its third read in a row continuing the one
+ *    before, within 1 MiB) or a read longer than a span gets the units
+ *    from its position on inflated ahead, max(threads, 1) + 1 of them,
+ *    each into a buffer of its own: a span between two access points
+ *    (from a pass or a loaded index) on any thread at once, or the next
+ *    AF_INFLATE_SPAN bytes of the pass from 0 one at a time (the pass
+ *    itself is sequential, but the reader's copies then overlap it);
+ *  - every such span is checked: against the loaded index's CRC-32, or
+ *    against the CRC-32 the pass from 0 recorded at its two ends (a
+ *    mismatch condemns the member: AF_E_CORRUPT for every later read);
+ *  - a reader whose unit is still queued takes it back and inflates it
+ *    itself; one whose unit is being inflated waits for that (at most one
+ *    unit); random readers (not sequential, not long) go through the
+ *    cursors as without a pool and never queue anything;
+ *  - memory: at most AFZ_SLOTS (8) units per stream, none longer than
+ *    AF_INFLATE_UNIT_MAX (longer spans are not read ahead), and the
+ *    buffers of all streams on one pool within its budget; a unit's
+ *    buffer is freed once its bytes were read, or taken back when
+ *    another unit needs the room. The stream gets max(threads, 1) + 2
+ *    more cursors (AF_INFLATE_CURSORS + ...), so threads inflating ahead
+ *    leave two to random readers.
+ * Returns AF_OK, AF_E_INVAL (already read, or a pool set), AF_E_NOMEM.
+ */
+af_status af_inflate_set_pool(af_inflate *z, af_pool *pool, af_error *err);
+
+/** Longest unit inflated ahead (4 MiB). */
+#define AF_INFLATE_UNIT_MAX (4u << 20)
+
+/** What read-ahead did for @p z so far (counters for tests and logs). */
+typedef struct af_inflate_ahead {
+	uint64_t pool;    /* units inflated by pool threads */
+	uint64_t taken;   /* queued units a reader took back and inflated */
+	uint64_t own;     /* units a reader inflated first for itself */
+} af_inflate_ahead;
+
+/** Fill @p out with @p z's read-ahead counters (zeros without a pool). */
+void af_inflate_ahead_stats(af_inflate *z, af_inflate_ahead *out);
 
 /** Bytes of memory held now (points, cursors, cache). */
 size_t af_inflate_memory(const af_inflate *z);

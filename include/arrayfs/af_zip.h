@@ -131,12 +131,16 @@ typedef struct af_member_opts {
 	 * index's); may be NULL */
 	void (*note)(void *arg, const af_error *why);
 	void *note_arg;
+	/* threads to inflate ahead on (af_inflate_set_pool), which must
+	 * outlive the member; NULL: none */
+	af_pool *pool;
 } af_member_opts;
 
 /**
  * af_member_open, and for a deflated member with @p o->index_dir: load its
  * saved index if one is there and valid (a refused one is reported through
- * o->note and ignored), and save it once a read completes a checked pass.
+ * o->note and ignored), and save it once a read completes a checked pass;
+ * with @p o->pool, inflate ahead of sequential readers on it.
  * @p o (and the folder name) must outlive the member.
  */
 af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
@@ -147,6 +151,9 @@ uint64_t af_member_inflated(const af_member *m);
  * (>= 32 bytes); false if @p m was opened without an index folder or is
  * stored. */
 bool af_member_index_name(const af_member *m, char *buf, size_t n);
+/** Read-ahead counters of @p m (af_inflate_ahead_stats; zeros for a
+ * stored member or one without a pool). */
+void af_member_ahead(const af_member *m, af_inflate_ahead *out);
 /** Access points @p m holds now (0 for a stored member). */
 size_t af_member_index_points(const af_member *m);
 /** Whether @p m's access points came from a saved index. */

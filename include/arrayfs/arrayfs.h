@@ -13,6 +13,7 @@
 #include "af_dtype.h"
 #include "af_array.h"
 #include "af_zip.h"
+#include "af_pool.h"
 #include "af_inflate.h"
 #include "af_view.h"
 #include "af_lz4.h"

@@ -159,6 +159,8 @@ void af_inflate_close(af_inflate *z)
 {
 	if (!z)
 		return;
+	if (z->pool)
+		afz_ahead_stop(z);
 	for (size_t i = 0; i < z->npoints; i++)
 		free(z->points[i].window);
 	free(z->points);
@@ -221,8 +223,10 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 	for (unsigned i = 0; i < z->o.cursors; i++) {
 		struct afz_cursor *c = &z->cursors[i];
 		if (c->busy) {
-			/* it will pass through off, or stop just short of it */
-			if (c->claim_pos <= off &&
+			/* it will pass through off, or stop just short of it;
+			 * at a point itself restarting costs no more (read-
+			 * ahead inflates the spans after it meanwhile) */
+			if (c->claim_pos <= off && (off > pt_out || !pt) &&
 			    (off < c->busy_end || c->busy_end >= pt_out))
 				wait = true;
 			continue;
@@ -287,20 +291,14 @@ static void release(af_inflate *z, struct afz_cursor *c, af_status st,
 	pthread_cond_broadcast(&z->idle);
 }
 
-af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
-			  size_t *nread, af_error *err)
+af_status afz_read_direct(af_inflate *z, unsigned char *p, size_t len,
+			  uint64_t off, af_error *err)
 {
 	af_error e;
 	af_error_clear(&e);
-	*nread = 0;
 	af_status st = AF_OK;
-	unsigned char *p = buf;
 
 	pthread_mutex_lock(&z->lock);
-	if (off >= z->size || len == 0)
-		len = 0;
-	else if (len > z->size - off)
-		len = (size_t)(z->size - off);
 	uint64_t end = off + len, at = off;
 	for (;;) {
 		if (z->sticky) {
@@ -340,13 +338,24 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
 		at = end;
 	}
 	pthread_mutex_unlock(&z->lock);
-	if (st) {
-		if (err)
-			*err = e;
-		return st;
-	}
-	*nread = len;
-	return AF_OK;
+	if (st && err)
+		*err = e;
+	return st;
+}
+
+af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
+			  size_t *nread, af_error *err)
+{
+	*nread = 0;
+	if (off >= z->size || len == 0)
+		len = 0;
+	else if (len > z->size - off)
+		len = (size_t)(z->size - off);
+	af_status st = z->pool ? afz_ahead_read(z, buf, len, off, err)
+			       : afz_read_direct(z, buf, len, off, err);
+	if (st == AF_OK)
+		*nread = len;
+	return st;
 }
 
 size_t af_inflate_memory(const af_inflate *z)

@@ -22,6 +22,7 @@
 
 #include "arrayfs/af_inflate.h"
 #include "bytes_i.h"
+#include "pool_i.h"
 
 struct af_inflate_opts {
 	af_inflate_engine engine; /* AUTO: ISA-L when built with it */
@@ -147,6 +148,44 @@ struct afz_cache_ent {
 	unsigned char *data;
 };
 
+/* Read-ahead (inflate_ahead.c): a unit is a stretch of output decoded
+ * whole into a buffer of its own, by a pool thread or by the reader that
+ * needs it first: one span between two access points, or the next
+ * o.span bytes of the pass from 0. */
+enum afz_slot_state {
+	AFZ_SLOT_EMPTY = 0,
+	AFZ_SLOT_QUEUED,   /* its job waits in the pool's queue */
+	AFZ_SLOT_RUNNING,  /* a thread inflates it: only that thread touches
+			    * buf, st and err */
+	AFZ_SLOT_READY,    /* buf holds [start, end) */
+	AFZ_SLOT_FAILED,   /* st and err say why */
+};
+
+struct afz_slot {
+	af_inflate *z;
+	struct afp_job job;
+	enum afz_slot_state state;
+	uint64_t start, end;   /* output range */
+	bool check;            /* crc is the CRC-32 the pass from 0 recorded */
+	uint32_t crc;          /* for [start, end) */
+	bool pass;             /* continues the pass from 0 */
+	unsigned char *buf;    /* end - start bytes, from RUNNING on */
+	unsigned pins;         /* readers copying out of it unlocked */
+	uint64_t consumed;     /* bytes readers took out of it */
+	uint64_t used;         /* LRU tick */
+	af_status st;
+	af_error err;
+};
+
+/* A reader's position, to tell sequential readers from random ones. */
+struct afz_stream {
+	uint64_t next;         /* the byte after its last read */
+	unsigned hits;         /* reads that continued it */
+	uint64_t used;
+};
+
+#define AFZ_STREAMS 4u
+
 struct af_inflate {
 	const af_source *src;
 	uint64_t size;
@@ -173,10 +212,43 @@ struct af_inflate {
 	af_status sticky;      /* AF_OK, or the error every read now returns */
 	af_error sticky_err;
 	size_t mem;            /* bytes held; atomic (zlib allocates unlocked) */
+
+	/* read-ahead, all under lock (inflate_ahead.c); pool NULL: none */
+	af_pool *pool;
+	struct afp_holder holder; /* the pool's hook to take buffers back */
+	struct afz_slot *slots;   /* AFZ_SLOTS */
+	unsigned jobs;            /* slots QUEUED or RUNNING */
+	bool closing;
+	struct afz_stream streams[AFZ_STREAMS];
+	uint64_t units_pool;      /* units inflated by pool threads */
+	uint64_t units_taken;     /* queued units a reader took back */
+	uint64_t units_own;       /* units a reader inflated for itself */
 };
 
 void afz_mem_add(af_inflate *z, size_t n);
 void afz_mem_sub(af_inflate *z, size_t n);
+
+/**
+ * Serve [off, off + len) (within the output) from the block cache and the
+ * cursors, claiming one as needed: what af_inflate_read does without
+ * read-ahead. Takes z->lock. Returns AF_OK or the read's failure.
+ */
+af_status afz_read_direct(af_inflate *z, unsigned char *buf, size_t len,
+			  uint64_t off, af_error *err);
+
+/* inflate_ahead.c */
+
+/** af_inflate_read for a stream with a pool: units ahead of sequential
+ * readers, the rest through afz_read_direct. */
+af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
+			 uint64_t off, af_error *err);
+
+/** Take back queued units, wait for running ones, free every buffer and
+ * leave the pool (at close). */
+void afz_ahead_stop(af_inflate *z);
+
+/** CRC-32 of output [a, b) from the CRC-32 of [0, a) and of [0, b). */
+uint32_t afz_span_crc(uint32_t crc_a, uint32_t crc_b, uint64_t len);
 
 /** The last access point at or before @p off, or NULL. Lock held. */
 const struct afz_point *afz_nearest_point(const af_inflate *z, uint64_t off);

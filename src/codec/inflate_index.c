@@ -142,7 +142,7 @@ static void put_key(unsigned char *p, const af_index_key *k)
 		af_put_le64(p + 8 * i, v[i]);
 }
 
-static uint32_t span_crc_of(uint32_t crc_a, uint32_t crc_b, uint64_t len)
+uint32_t afz_span_crc(uint32_t crc_a, uint32_t crc_b, uint64_t len)
 {
 	return crc_b ^ (uint32_t)crc32_combine64(crc_a, 0, (z_off64_t)len);
 }
@@ -189,7 +189,7 @@ af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 		af_put_le32(p + 16, pt->bits);
 		af_put_le32(p + 20, pt->wlen);
 		af_put_le32(p + 24, pt->zlen);
-		af_put_le32(p + 28, span_crc_of(pt->crc_before, crc_end,
+		af_put_le32(p + 28, afz_span_crc(pt->crc_before, crc_end,
 						end - pt->out));
 		memcpy(p + IDX_POINT, pt->window, stored);
 		p += IDX_POINT + stored;

@@ -157,6 +157,11 @@ af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
 		m->out.size = e->uncomp_size;
 		m->out.fd = -1;
 		m->out.ctx = m;
+		if (o && o->pool) {
+			st = af_inflate_set_pool(m->inf, o->pool, err);
+			if (st != AF_OK)
+				goto fail;
+		}
 		if (o && o->index_dir) {
 			m->o = o;
 			m->key = o->archive;
@@ -195,6 +200,13 @@ bool af_member_index_name(const af_member *m, char *buf, size_t n)
 		return false;
 	af_index_file_name(buf, n, &m->key);
 	return true;
+}
+
+void af_member_ahead(const af_member *m, af_inflate_ahead *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (m->inf)
+		af_inflate_ahead_stats(m->inf, out);
 }
 
 size_t af_member_index_points(const af_member *m)

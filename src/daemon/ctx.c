@@ -163,6 +163,8 @@ void afd_ctx_destroy(struct afd_ctx *c)
 		afd_nodes_destroy(&c->nodes);
 	if (c->srcs.tab)
 		afd_srcs_destroy(&c->srcs);
+	/* after every source: their members used it */
+	af_pool_close(c->pool);
 	if (c->notify.wds)
 		afd_notify_destroy(&c->notify);
 	if (c->log.seen)
@@ -176,4 +178,22 @@ void afd_ctx_destroy(struct afd_ctx *c)
 	free(c->root_path);
 	free(c->opts.source);
 	memset(c, 0, sizeof(*c));
+}
+
+int afd_ctx_start_pool(struct afd_ctx *c)
+{
+	unsigned n = c->opts.inflate_threads;
+	if (n < 2)
+		return 0;
+	af_error err;
+	if (af_pool_open(&c->pool, n, af_pool_default_budget(n), &err) !=
+	    AF_OK) {
+		afd_log(&c->log, AFD_LOG_WARN, "no read-ahead threads: %s",
+			err.msg);
+		return -1;
+	}
+	afd_log(&c->log, AFD_LOG_DEBUG, "%u inflate threads, %llu MiB of "
+		"read-ahead at most", n,
+		(unsigned long long)(af_pool_budget(c->pool) >> 20));
+	return 0;
 }

@@ -63,6 +63,7 @@ struct afd_opts {
 				* none (-o no_index) */
 	int no_index;
 	uint64_t zarr_chunk;   /* largest B.zarr/ chunk file, bytes (>= 1) */
+	unsigned inflate_threads; /* read-ahead threads; 0 or 1: none */
 	struct afd_limits limits;
 	int debug, foreground;
 };
@@ -89,6 +90,9 @@ struct afd_ctx {
 	struct fuse_session *se;
 	pthread_key_t pipe_key;   /* each thread's splice pipe (spipe.h) */
 	bool have_pipe_key;
+	/* threads that inflate ahead (af_pool.h), started once the daemon
+	 * runs (afd_ctx_start_pool); NULL: none. Closed after every source. */
+	af_pool *pool;
 };
 
 /**
@@ -99,6 +103,14 @@ struct afd_ctx {
  */
 int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o);
 void afd_ctx_destroy(struct afd_ctx *c);
+
+/**
+ * Start the read-ahead pool of opts.inflate_threads threads (none for 0
+ * or 1). Called after fuse_daemonize, whose fork would lose threads
+ * started before. Returns 0, or -1 with a message printed (the daemon
+ * then runs without read-ahead).
+ */
+int afd_ctx_start_pool(struct afd_ctx *c);
 
 /** The time now on @p c's clock, in milliseconds. */
 static inline uint64_t afd_now_ms(const struct afd_ctx *c)

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "arrayfs/arrayfs.h"
 #include "ctx.h"
@@ -30,6 +31,7 @@ static const struct fuse_opt afd_opt_spec[] = {
 	{ "index_dir=%s", offsetof(struct afd_opts, index_dir), 0 },
 	{ "no_index", offsetof(struct afd_opts, no_index), 1 },
 	{ "zarr_chunk=%" SCNu64, offsetof(struct afd_opts, zarr_chunk), 0 },
+	{ "inflate_threads=%u", offsetof(struct afd_opts, inflate_threads), 0 },
 	{ "max_handles=%zu", offsetof(struct afd_opts, limits.bound_max), 0 },
 	{ "max_decoded=%zu", offsetof(struct afd_opts, limits.bound_budget), 0 },
 	{ "decoded_idle_ms=%" SCNu64,
@@ -48,6 +50,15 @@ static int opt_proc(void *data, const char *arg, int key,
 		return o->source ? 0 : -1;
 	}
 	return 1;
+}
+
+/* One read-ahead thread per core, as many as a pool runs. */
+static unsigned default_inflate_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > AF_POOL_MAX_THREADS ? AF_POOL_MAX_THREADS : (unsigned)n;
 }
 
 static void usage(const char *prog)
@@ -73,14 +84,20 @@ static void usage(const char *prog)
 	       "                           root: /var/cache/arrayfs; 256 MiB at most)\n"
 	       "    -o no_index            neither read nor save indexes and ids\n"
 	       "    -o zarr_chunk=BYTES    largest chunk file of B.zarr/ (default 8388608)\n"
+	       "    -o inflate_threads=N   threads inflating npz members ahead of\n"
+	       "                           sequential readers (default: one per core,\n"
+	       "                           here %u; 0 or 1: none; %llu MiB of buffers\n"
+	       "                           at most)\n"
 	       "    -o max_handles=N       files kept open for reads without an open\n"
 	       "                           (default %zu)\n"
 	       "    -o max_decoded=BYTES   decoded LZ4 data those keep (default %zu)\n"
 	       "    -o decoded_idle_ms=MS  kept anyway by files read this recently\n"
 	       "                           (default %" PRIu64 ")\n"
 	       "\n", prog, AFD_DEFAULT_TIMEOUT, AFD_DEFAULT_NEG_TIMEOUT,
-	       AFD_READAHEAD_DEFAULT_KB, l.bound_max, l.bound_budget,
-	       l.bound_idle_ms);
+	       AFD_READAHEAD_DEFAULT_KB, default_inflate_threads(),
+	       (unsigned long long)(af_pool_default_budget(
+		       default_inflate_threads()) >> 20),
+	       l.bound_max, l.bound_budget, l.bound_idle_ms);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
@@ -193,6 +210,7 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 	fuse_daemonize(cmd->foreground);
 	if (!cmd->foreground)
 		afd_log_use_syslog(&c->log);
+	afd_ctx_start_pool(c);
 	if (c->opts.readahead_kb) {
 		int ra = afd_readahead_set(&own, c->opts.readahead_kb);
 		afd_log(&c->log, AFD_LOG_DEBUG, "readahead %u KiB: %s",
@@ -248,6 +266,7 @@ int main(int argc, char **argv)
 
 	afd_limits_default(&o.limits);
 	o.zarr_chunk = AF_ZARR_CHUNK_DEFAULT;
+	o.inflate_threads = default_inflate_threads();
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.root.fd = -1;
@@ -275,6 +294,11 @@ int main(int argc, char **argv)
 	}
 	if (o.entry_timeout < 0 || o.neg_timeout < 0) {
 		fprintf(stderr, "arrayfs: timeouts must not be negative\n");
+		goto out;
+	}
+	if (o.inflate_threads > AF_POOL_MAX_THREADS) {
+		fprintf(stderr, "arrayfs: inflate_threads must be 0 to %u\n",
+			AF_POOL_MAX_THREADS);
 		goto out;
 	}
 	if (o.zarr_chunk < 1 || o.zarr_chunk > INT64_MAX) {

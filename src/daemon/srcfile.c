@@ -573,13 +573,11 @@ static void member_index_note(void *arg, const af_error *why)
 		     mi->src->path, e ? e->name : "?", why->msg);
 }
 
-/* How member @p i opens with saved indexes (mlock held), or NULL. */
+/* How member @p i opens: saved indexes, read-ahead (mlock held). */
 static const af_member_opts *member_index_opts(struct afd_ctx *c,
 					       struct afd_src *sf, size_t i)
 {
 	struct afd_minfo *mi = sf->minfo[i];
-	if (!c->opts.index_dir)
-		return NULL;
 	af_member_opts *o = &mi->mopts;
 	memset(o, 0, sizeof(*o));
 	o->index_dir = c->opts.index_dir;
@@ -587,6 +585,7 @@ static const af_member_opts *member_index_opts(struct afd_ctx *c,
 	af_index_key_of_file(&o->archive, &sf->st);
 	o->note = member_index_note;
 	o->note_arg = mi;
+	o->pool = c->pool;
 	mi->ctx = c;
 	mi->src = sf;
 	mi->idx = i;
@@ -626,12 +625,18 @@ void afd_src_member_close(struct afd_src *sf, size_t i)
 	pthread_mutex_lock(&sf->mlock);
 	struct afd_minfo *mi = sf->minfo[i];
 	if (mi && mi->mrefs && --mi->mrefs == 0 && mi->m) {
+		af_inflate_ahead a;
+		af_member_ahead(mi->m, &a);
 		if (mi->ctx && af_member_inflated(mi->m))
 			afd_log(&mi->ctx->log, AFD_LOG_DEBUG,
 				"%s: member %zu closed: %llu bytes inflated, "
-				"saved index %s", sf->path, i,
-				(unsigned long long)af_member_inflated(mi->m),
-				af_member_index_loaded(mi->m) ? "used" : "not used");
+				"saved index %s, %llu units inflated ahead "
+				"(%llu by threads, %llu taken back)", sf->path,
+				i, (unsigned long long)af_member_inflated(mi->m),
+				af_member_index_loaded(mi->m) ? "used" : "not used",
+				(unsigned long long)(a.pool + a.taken + a.own),
+				(unsigned long long)a.pool,
+				(unsigned long long)a.taken);
 		af_member_close(mi->m);
 		mi->m = NULL;
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "af_test.h"
 
@@ -65,6 +66,26 @@ int aft_open_fd_source(const char *path, af_source *src)
 	ck_assert_int_eq(fstat(fd, &st), 0);
 	af_source_init_fd(src, fd, 0, (uint64_t)st.st_size);
 	return fd;
+}
+
+unsigned char *aft_deflate_raw(const unsigned char *in, size_t n, int level,
+			       int memlevel, size_t *clen)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, -15, memlevel,
+				      Z_DEFAULT_STRATEGY), Z_OK);
+	size_t cap = deflateBound(&zs, n);
+	unsigned char *out = malloc(cap);
+	ck_assert_ptr_nonnull(out);
+	zs.next_in = (unsigned char *)in;
+	zs.avail_in = (uInt)n;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	*clen = cap - zs.avail_out;
+	deflateEnd(&zs);
+	return out;
 }
 
 uint64_t aft_rand(uint64_t *state)

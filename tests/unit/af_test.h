@@ -35,6 +35,13 @@ unsigned char *aft_ra_data(const char *path, size_t *len);
  */
 uint64_t aft_rand(uint64_t *state);
 /**
+ * Raw-deflate (no header) the @p n bytes at @p in with zlib at @p level and
+ * @p memlevel into a new buffer (the caller frees) of *@p clen bytes;
+ * ck_abort on failure.
+ */
+unsigned char *aft_deflate_raw(const unsigned char *in, size_t n, int level,
+			       int memlevel, size_t *clen);
+/**
  * Open the file at @p path read-only as a whole-file fd source in *@p src
  * (ck_abort if it cannot be opened). Returns the fd; the caller closes it.
  */

@@ -90,20 +90,7 @@ static void make_stream_ml(struct stream *s, size_t n, enum kind k, int level,
 	s->plain = make_data(n, k, seed);
 	s->plen = n;
 	s->crc = (uint32_t)crc32_z(crc32(0, NULL, 0), s->plain, n);
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
-	ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, -15, memlevel,
-				      Z_DEFAULT_STRATEGY), Z_OK);
-	size_t cap = deflateBound(&zs, n);
-	s->comp = malloc(cap);
-	ck_assert_ptr_nonnull(s->comp);
-	zs.next_in = s->plain;
-	zs.avail_in = (uInt)n;
-	zs.next_out = s->comp;
-	zs.avail_out = (uInt)cap;
-	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
-	s->clen = cap - zs.avail_out;
-	deflateEnd(&zs);
+	s->comp = aft_deflate_raw(s->plain, n, level, memlevel, &s->clen);
 }
 
 static void make_stream(struct stream *s, size_t n, enum kind k, int level,

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker pool of af_pool.h: a FIFO of jobs under one lock, threads
+ * that run them one at a time, and the budget of read-ahead buffers that
+ * decoders reserve from (an atomic count; when it is short, other
+ * decoders are asked, by try-lock only, for their idle buffers).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "pool_i.h"
+
+struct af_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work;       /* a job was queued, or stop */
+	struct afp_job *head, *tail;
+	size_t queued;
+	bool stop;
+	unsigned nthreads;
+	pthread_t *threads;
+	uint64_t budget;
+	uint64_t held;             /* atomic */
+	struct afp_holder holders; /* list head, under lock */
+};
+
+uint64_t af_pool_default_budget(unsigned threads)
+{
+	return (8ull << 20) + (uint64_t)threads * (6ull << 20);
+}
+
+/* Unlink @p job from the queue (lock held). */
+static void unqueue(af_pool *p, struct afp_job *job)
+{
+	if (job->prev)
+		job->prev->next = job->next;
+	else
+		p->head = job->next;
+	if (job->next)
+		job->next->prev = job->prev;
+	else
+		p->tail = job->prev;
+	job->prev = job->next = NULL;
+	job->queued = false;
+	p->queued--;
+}
+
+static void *worker(void *arg)
+{
+	af_pool *p = arg;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->head && !p->stop)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (!p->head)
+			break;
+		struct afp_job *job = p->head;
+		unqueue(p, job);
+		pthread_mutex_unlock(&p->lock);
+		job->run(job); /* may free job */
+		pthread_mutex_lock(&p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void stop_threads(af_pool *p, unsigned n)
+{
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(p->threads[i], NULL);
+}
+
+af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
+		       af_error *err)
+{
+	*out = NULL;
+	if (threads > AF_POOL_MAX_THREADS)
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+				    "a pool runs at most %u threads",
+				    AF_POOL_MAX_THREADS);
+	af_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		goto nomem;
+	p->threads = calloc(threads ? threads : 1, sizeof(*p->threads));
+	if (!p->threads || pthread_mutex_init(&p->lock, NULL) != 0) {
+		free(p->threads);
+		free(p);
+		goto nomem;
+	}
+	if (pthread_cond_init(&p->work, NULL) != 0) {
+		pthread_mutex_destroy(&p->lock);
+		free(p->threads);
+		free(p);
+		goto nomem;
+	}
+	p->budget = budget;
+	p->holders.next = p->holders.prev = &p->holders;
+	for (unsigned i = 0; i < threads; i++) {
+		if (pthread_create(&p->threads[i], NULL, worker, p) != 0) {
+			stop_threads(p, i);
+			p->nthreads = 0;
+			af_pool_close(p);
+			return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+					    "cannot start inflate thread %u of %u",
+					    i + 1, threads);
+		}
+		p->nthreads = i + 1;
+	}
+	*out = p;
+	return AF_OK;
+nomem:
+	return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+			    "no memory for a thread pool");
+}
+
+void af_pool_close(af_pool *p)
+{
+	if (!p)
+		return;
+	if (p->nthreads)
+		stop_threads(p, p->nthreads);
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->lock);
+	free(p->threads);
+	free(p);
+}
+
+unsigned af_pool_threads(const af_pool *p)
+{
+	return p ? p->nthreads : 0;
+}
+
+uint64_t af_pool_budget(const af_pool *p)
+{
+	return p ? p->budget : 0;
+}
+
+uint64_t af_pool_held(const af_pool *p)
+{
+	return p ? __atomic_load_n(&p->held, __ATOMIC_RELAXED) : 0;
+}
+
+size_t af_pool_queued(af_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	size_t n = p->queued;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+bool af_pool_run_one(af_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	struct afp_job *job = p->head;
+	if (job)
+		unqueue(p, job);
+	pthread_mutex_unlock(&p->lock);
+	if (job)
+		job->run(job);
+	return job != NULL;
+}
+
+void afp_submit(af_pool *p, struct afp_job *job)
+{
+	pthread_mutex_lock(&p->lock);
+	job->next = NULL;
+	job->prev = p->tail;
+	if (p->tail)
+		p->tail->next = job;
+	else
+		p->head = job;
+	p->tail = job;
+	job->queued = true;
+	p->queued++;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
+
+bool afp_take(af_pool *p, struct afp_job *job)
+{
+	pthread_mutex_lock(&p->lock);
+	bool was = job->queued;
+	if (was)
+		unqueue(p, job);
+	pthread_mutex_unlock(&p->lock);
+	return was;
+}
+
+void afp_holder_add(af_pool *p, struct afp_holder *h)
+{
+	pthread_mutex_lock(&p->lock);
+	h->next = p->holders.next;
+	h->prev = &p->holders;
+	p->holders.next->prev = h;
+	p->holders.next = h;
+	h->listed = true;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void afp_holder_remove(af_pool *p, struct afp_holder *h)
+{
+	pthread_mutex_lock(&p->lock);
+	if (h->listed) {
+		h->prev->next = h->next;
+		h->next->prev = h->prev;
+		h->listed = false;
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+static bool try_reserve(af_pool *p, uint64_t n)
+{
+	uint64_t cur = __atomic_load_n(&p->held, __ATOMIC_RELAXED);
+	do {
+		if (n > p->budget || cur > p->budget - n)
+			return false;
+	} while (!__atomic_compare_exchange_n(&p->held, &cur, cur + n, true,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+bool afp_reserve(af_pool *p, struct afp_holder *self, uint64_t n)
+{
+	if (try_reserve(p, n))
+		return true;
+	if (n > p->budget)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	bool ok = false;
+	for (struct afp_holder *h = p->holders.next; h != &p->holders && !ok;
+	     h = h->next) {
+		if (h != self && h->reclaim(h))
+			ok = try_reserve(p, n);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}
+
+void afp_unreserve(af_pool *p, uint64_t n)
+{
+	__atomic_fetch_sub(&p->held, n, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file pool_i.h
+ * Private to the codec: what decoders (inflate_ahead.c, lz4_ahead.c) do
+ * with an af_pool (pool.c): queue jobs, take queued ones back, and count
+ * their read-ahead buffers against the pool's budget.
+ */
+#ifndef ARRAYFS_POOL_I_H
+#define ARRAYFS_POOL_I_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arrayfs/af_pool.h"
+
+/* One piece of work. The pool touches it only under its lock and until it
+ * hands it to run(); from then on it is the job owner's again (run may
+ * free it). */
+struct afp_job {
+	void (*run)(struct afp_job *job);
+	struct afp_job *prev, *next;
+	bool queued;
+};
+
+/**
+ * A decoder that holds read-ahead buffers. reclaim is called under the
+ * pool's lock by another decoder short of budget: it must only try-lock
+ * its owner (never wait on a lock), free the idle buffers it can, and say
+ * whether it freed any.
+ */
+struct afp_holder {
+	bool (*reclaim)(struct afp_holder *h);
+	struct afp_holder *prev, *next;
+	bool listed;
+};
+
+/** Queue @p job (not queued) at the back. */
+void afp_submit(af_pool *p, struct afp_job *job);
+
+/** Take @p job out of the queue: true if it was still queued (the caller
+ * runs it or drops it), false if a thread has it or it was never queued. */
+bool afp_take(af_pool *p, struct afp_job *job);
+
+/** Count @p h among the decoders asked to give buffers back. */
+void afp_holder_add(af_pool *p, struct afp_holder *h);
+/** Stop counting @p h (before its owner is freed). */
+void afp_holder_remove(af_pool *p, struct afp_holder *h);
+
+/**
+ * Count @p n more bytes of buffers against the budget, asking the other
+ * holders (not @p self, whose lock the caller may hold) for idle ones when
+ * it is short. False if they do not fit even then.
+ */
+bool afp_reserve(af_pool *p, struct afp_holder *self, uint64_t n);
+
+/** Give back @p n bytes reserved before. */
+void afp_unreserve(af_pool *p, uint64_t n);
+
+#endif /* ARRAYFS_POOL_I_H */

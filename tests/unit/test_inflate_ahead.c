@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests for src/codec/pool.c and inflate_ahead.c: the pool's queue and
+ * budget, and read-ahead of an af_inflate on it. Most cases use a pool of
+ * 0 threads, which runs nothing by itself: what is queued, taken back or
+ * run is then decided by the test alone (no timing). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "af_test.h"
+#include "arrayfs/arrayfs.h"
+#include "../../src/codec/inflate_i.h"
+#include "../../src/codec/pool_i.h"
+
+#define KIB (1u << 10)
+#define SPAN (128u * KIB)
+
+/* A deflate stream of pseudo-random small numbers (like np.savez of
+ * uint8 0..15), level 0 for stored blocks that can be altered in place. */
+struct stream {
+	unsigned char *plain, *comp;
+	size_t plen, clen;
+	uint32_t crc;
+	af_source src;
+};
+
+static void make_stream(struct stream *s, size_t n, int level, uint64_t seed)
+{
+	s->plain = malloc(n);
+	ck_assert_ptr_nonnull(s->plain);
+	for (size_t i = 0; i < n; i++)
+		s->plain[i] = (unsigned char)(aft_rand(&seed) & 15);
+	s->plen = n;
+	s->crc = (uint32_t)crc32_z(0, s->plain, n);
+	s->comp = aft_deflate_raw(s->plain, n, level, 8, &s->clen);
+	af_source_init_mem(&s->src, s->comp, s->clen);
+}
+
+static void free_stream(struct stream *s)
+{
+	free(s->plain);
+	free(s->comp);
+}
+
+/* An af_inflate over @p s with a point every SPAN, on @p pool. */
+static af_inflate *open_on(struct stream *s, af_pool *pool)
+{
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	o.span = SPAN;
+	o.index_div = 0;
+	o.block = 16 * KIB;
+	o.cache_blocks = 8;
+	af_inflate *z;
+	af_error err;
+	ck_assert_int_eq(af_inflate_open_opts(&z, &s->src, s->plen, s->crc, &o,
+					      &err), AF_OK);
+	if (pool)
+		ck_assert_int_eq(af_inflate_set_pool(z, pool, &err), AF_OK);
+	return z;
+}
+
+static af_pool *manual_pool(uint64_t budget)
+{
+	af_pool *p;
+	af_error err;
+	ck_assert_int_eq(af_pool_open(&p, 0, budget, &err), AF_OK);
+	return p;
+}
+
+/* Read [off, off + len) and compare with the plain bytes. */
+static af_status read_at(af_inflate *z, const struct stream *s, uint64_t off,
+			 size_t len, af_error *err)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	size_t n = 0;
+	af_status st = af_inflate_read(z, buf, len, off, &n, err);
+	if (st == AF_OK) {
+		size_t want = off >= s->plen ? 0 :
+			      len < s->plen - off ? len : s->plen - off;
+		ck_assert_uint_eq(n, want);
+		ck_assert_msg(memcmp(buf, s->plain + off, n) == 0,
+			      "bytes differ at %llu", (unsigned long long)off);
+	}
+	free(buf);
+	return st;
+}
+
+static void read_ok(af_inflate *z, const struct stream *s, uint64_t off,
+		    size_t len)
+{
+	af_error err;
+	af_status st = read_at(z, s, off, len, &err);
+	ck_assert_msg(st == AF_OK, "read at %llu: %s", (unsigned long long)off,
+		      err.msg);
+}
+
+/* One pass from 0 (no pool), so every point and its CRC are known. */
+static void pass(af_inflate *z, const struct stream *s)
+{
+	for (uint64_t off = 0; off < s->plen; off += 100 * KIB)
+		read_ok(z, s, off, 100 * KIB);
+}
+
+static int ran;
+static void count_run(struct afp_job *job)
+{
+	(void)job;
+	ran++;
+}
+
+START_TEST(pool_queue_is_fifo_and_jobs_can_be_taken_back)
+{
+	af_pool *p = manual_pool(1 << 20);
+	struct afp_job j[3];
+	ran = 0;
+	for (int i = 0; i < 3; i++) {
+		j[i] = (struct afp_job){ .run = count_run };
+		afp_submit(p, &j[i]);
+	}
+	ck_assert_uint_eq(af_pool_queued(p), 3);
+	ck_assert(afp_take(p, &j[1]));     /* still queued: ours again */
+	ck_assert(!afp_take(p, &j[1]));    /* not twice */
+	ck_assert_uint_eq(af_pool_queued(p), 2);
+	ck_assert(af_pool_run_one(p));     /* the oldest: j[0] */
+	ck_assert(!j[0].queued);
+	ck_assert(!afp_take(p, &j[0]));    /* it ran: not takeable */
+	ck_assert(af_pool_run_one(p));
+	ck_assert(!af_pool_run_one(p));
+	ck_assert_int_eq(ran, 2);
+	af_pool_close(p);
+
+	/* threads run whatever is queued before they stop */
+	af_error err;
+	ck_assert_int_eq(af_pool_open(&p, 2, 1 << 20, &err), AF_OK);
+	ck_assert_uint_eq(af_pool_threads(p), 2);
+	struct afp_job many[50];
+	ran = 0;
+	for (int i = 0; i < 50; i++) {
+		many[i] = (struct afp_job){ .run = count_run };
+		afp_submit(p, &many[i]);
+	}
+	af_pool_close(p);
+	/* the threads ran them one at a time each; ran is read after join */
+	ck_assert_int_eq(ran >= 1, 1);
+	ck_assert_int_le(ran, 50);
+	ck_assert_int_eq(af_pool_open(&p, AF_POOL_MAX_THREADS + 1, 1, &err),
+			 AF_E_INVAL);
+}
+END_TEST
+
+struct fake_holder {
+	struct afp_holder h;
+	af_pool *p;
+	uint64_t held;
+	int asked;
+};
+
+static bool fake_reclaim(struct afp_holder *h)
+{
+	struct fake_holder *f = (struct fake_holder *)h;
+	f->asked++;
+	if (!f->held)
+		return false;
+	afp_unreserve(f->p, f->held);
+	f->held = 0;
+	return true;
+}
+
+START_TEST(budget_is_held_and_other_holders_give_back)
+{
+	af_pool *p = manual_pool(100);
+	struct fake_holder a = { .h.reclaim = fake_reclaim, .p = p };
+	struct fake_holder b = { .h.reclaim = fake_reclaim, .p = p };
+	afp_holder_add(p, &a.h);
+	afp_holder_add(p, &b.h);
+	ck_assert(afp_reserve(p, &a.h, 60));
+	a.held = 60;
+	ck_assert_uint_eq(af_pool_held(p), 60);
+	/* b is short: a gives its 60 back; b is never asked for itself */
+	ck_assert(afp_reserve(p, &b.h, 70));
+	b.held = 70;
+	ck_assert_int_eq(a.asked, 1);
+	ck_assert_int_eq(b.asked, 0);
+	ck_assert_uint_eq(af_pool_held(p), 70);
+	/* nothing another holder can give: refused, nothing counted */
+	ck_assert(!afp_reserve(p, &b.h, 40));
+	ck_assert_int_eq(a.asked, 2);
+	ck_assert(!afp_reserve(p, &a.h, 101));
+	ck_assert_uint_eq(af_pool_held(p), 70);
+	afp_unreserve(p, 70);
+	afp_holder_remove(p, &a.h);
+	afp_holder_remove(p, &b.h);
+	afp_holder_remove(p, &b.h); /* twice is harmless */
+	ck_assert_uint_eq(af_pool_held(p), 0);
+	af_pool_close(p);
+}
+END_TEST
+
+/* A sequential reader gets the spans after it queued; a reader whose span
+ * is queued takes it back instead of waiting (with no thread to run it,
+ * waiting would never end); random readers queue nothing. */
+START_TEST(sequential_reader_queues_spans_and_readers_take_them_back)
+{
+	struct stream s;
+	make_stream(&s, 8u << 20, 6, 11);
+	af_pool *p = manual_pool(64u << 20);
+	af_inflate *z = open_on(&s, p);
+	/* the pass from 0, read in 100 KiB steps, is sequential too: its
+	 * next stretch is queued, and taken back by the reader each time
+	 * (no thread runs it) */
+	pass(z, &s);
+	ck_assert_uint_ge(af_inflate_points(z), 10);
+	af_inflate_ahead a;
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_ge(a.taken + a.own, 5);
+	ck_assert_uint_eq(a.pool, 0);
+	af_inflate_close(z);
+	ck_assert_uint_eq(af_pool_queued(p), 0);
+
+	z = open_on(&s, p);
+	pass(z, &s);
+	while (af_pool_run_one(p))
+		;
+	/* random reads, more than 1 MiB apart: nothing queued, no unit */
+	af_inflate_ahead b;
+	af_inflate_ahead_stats(z, &b);
+	read_ok(z, &s, 7000 * KIB, 4 * KIB);
+	read_ok(z, &s, 10 * KIB, 4 * KIB);
+	read_ok(z, &s, 3000 * KIB, 4 * KIB);
+	ck_assert_uint_eq(af_pool_queued(p), 0);
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_eq(a.pool + a.taken + a.own, b.pool + b.taken + b.own);
+
+	/* a sequential reader from just past point 32: its third read makes
+	 * it one (32 KiB reads, all in the span after point 32) */
+	uint64_t x = af_inflate_point_out(z, 32) + 1000;
+	uint64_t next_span = af_inflate_point_out(z, 33);
+	ck_assert_uint_gt(x, 4100 * KIB);
+	ck_assert_uint_lt(x, 5800 * KIB);
+	ck_assert_uint_gt(next_span, x + 96 * KIB);
+	read_ok(z, &s, x, 32 * KIB);
+	read_ok(z, &s, x + 32 * KIB, 32 * KIB);
+	ck_assert_uint_eq(af_pool_queued(p), 0);
+	read_ok(z, &s, x + 64 * KIB, 32 * KIB);
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_eq(a.own, b.own + 1);    /* its own span, inline */
+	ck_assert_uint_eq(af_pool_queued(p), 1); /* and the next one */
+	/* a reader in the queued span takes it back */
+	read_ok(z, &s, next_span + 100, 8 * KIB);
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_eq(a.taken, b.taken + 1);
+	/* the pool (run here) does what the reader queues next */
+	read_ok(z, &s, x + 96 * KIB, 32 * KIB);
+	ck_assert_uint_ge(af_pool_queued(p), 1);
+	while (af_pool_run_one(p))
+		;
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_ge(a.pool, b.pool + 1);
+	for (uint64_t off = x + 128 * KIB; off < s.plen; off += 32 * KIB)
+		read_ok(z, &s, off, 32 * KIB);
+	ck_assert_uint_le(af_pool_held(p), af_pool_budget(p));
+	/* closing takes back what is still queued */
+	af_inflate_close(z);
+	ck_assert_uint_eq(af_pool_queued(p), 0);
+	ck_assert_uint_eq(af_pool_held(p), 0);
+	af_pool_close(p);
+	free_stream(&s);
+}
+END_TEST
+
+/* Spans read ahead are checked against the CRC-32 the pass from 0
+ * recorded: a member whose bytes changed since fails, for good. */
+START_TEST(spans_read_ahead_are_checked_against_the_pass)
+{
+	struct stream s;
+	make_stream(&s, 2u << 20, 0, 12); /* stored blocks */
+	af_pool *p = manual_pool(64u << 20);
+	af_inflate *z = open_on(&s, p);
+	pass(z, &s);
+	while (af_pool_run_one(p))
+		;
+	s.comp[s.clen / 2] ^= 0x10;  /* still a stream: other bytes */
+	af_error err;
+	af_status st = AF_OK;
+	for (uint64_t off = 0; off < s.plen && st == AF_OK; off += 64 * KIB)
+		st = read_at(z, &s, off, 64 * KIB, &err);
+	ck_assert_int_eq(st, AF_E_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "pass from 0"));
+	/* condemned: even bytes far from the change */
+	ck_assert_int_eq(read_at(z, &s, 0, 10, &err), AF_E_CORRUPT);
+	af_inflate_close(z);
+	af_pool_close(p);
+	free_stream(&s);
+}
+END_TEST
+
+/* With a loaded index, spans read ahead are checked against it: the one
+ * that changed fails with the span named, the others still read. */
+START_TEST(spans_read_ahead_are_checked_against_a_loaded_index)
+{
+	struct stream s;
+	make_stream(&s, 2u << 20, 0, 13);
+	af_index_key key = { .dev = 1, .ino = 2, .comp_size = s.clen,
+			     .uncomp_size = s.plen, .crc = s.crc };
+	af_inflate *z = open_on(&s, NULL);
+	pass(z, &s);
+	unsigned char *idx;
+	size_t len;
+	af_error err;
+	ck_assert_int_eq(af_inflate_index_export(z, &key, &idx, &len, &err),
+			 AF_OK);
+	af_inflate_close(z);
+	s.comp[s.clen / 2] ^= 0x10;
+
+	af_pool *p = manual_pool(64u << 20);
+	z = open_on(&s, p);
+	ck_assert_int_eq(af_inflate_index_import(z, &key, idx, len, &err),
+			 AF_OK);
+	af_status st = AF_OK;
+	uint64_t off = 0;
+	for (; off < s.plen && st == AF_OK; off += 64 * KIB) {
+		st = read_at(z, &s, off, 64 * KIB, &err);
+		af_pool_run_one(p);
+	}
+	ck_assert_int_eq(st, AF_E_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "span"));
+	ck_assert_uint_gt(off, 64 * KIB);
+	ck_assert_uint_lt(off, s.plen);
+	/* not sticky: the spans around it are fine */
+	read_ok(z, &s, 0, 1000);
+	read_ok(z, &s, s.plen - 1000, 1000);
+	af_inflate_close(z);
+	af_pool_close(p);
+	free(idx);
+	free_stream(&s);
+}
+END_TEST
+
+struct reader {
+	af_inflate *z;
+	const struct stream *s;
+	bool sequential;
+	int bad;
+};
+
+static void *reader_run(void *arg)
+{
+	struct reader *r = arg;
+	uint64_t seed = r->sequential ? 5 : 6;
+	unsigned char *buf = malloc(64 * KIB);
+	for (uint64_t i = 0, off = 0; off < r->s->plen; i++) {
+		size_t len = r->sequential ? 48 * KIB : 4 * KIB;
+		uint64_t at = r->sequential ? off : aft_rand(&seed) % r->s->plen;
+		size_t n;
+		af_error err;
+		if (af_inflate_read(r->z, buf, len, at, &n, &err) != AF_OK ||
+		    memcmp(buf, r->s->plain + at, n) != 0)
+			r->bad++;
+		off = r->sequential ? off + len : (i + 1) * 64 * KIB;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Pool threads inflating ahead while a sequential and a random reader
+ * share the stream: every byte right, first pass and after it, with a
+ * budget of a few units or less than one. */
+START_TEST(threads_and_readers_share_a_stream)
+{
+	struct stream s;
+	make_stream(&s, 6u << 20, 6, 14);
+	const uint64_t budgets[] = { 64u << 20, 3 * SPAN, SPAN / 2 };
+	for (unsigned b = 0; b < 3; b++) {
+		af_pool *p;
+		af_error err;
+		ck_assert_int_eq(af_pool_open(&p, 2, budgets[b], &err), AF_OK);
+		af_inflate *z = open_on(&s, p);
+		for (int round = 0; round < 2; round++) {
+			struct reader r[2] = { { z, &s, true, 0 },
+					       { z, &s, false, 0 } };
+			pthread_t t[2];
+			for (int i = 0; i < 2; i++)
+				ck_assert_int_eq(pthread_create(&t[i], NULL,
+								reader_run,
+								&r[i]), 0);
+			for (int i = 0; i < 2; i++)
+				pthread_join(t[i], NULL);
+			ck_assert_int_eq(r[0].bad + r[1].bad, 0);
+			ck_assert_uint_le(af_pool_held(p), budgets[b]);
+		}
+		af_inflate_ahead a;
+		af_inflate_ahead_stats(z, &a);
+		if (b == 0)
+			ck_assert_uint_gt(a.pool + a.taken + a.own, 0);
+		af_inflate_close(z);
+		ck_assert_uint_eq(af_pool_held(p), 0);
+		af_pool_close(p);
+	}
+	free_stream(&s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("inflate_ahead");
+	TCase *tc = tcase_create("ahead");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, pool_queue_is_fifo_and_jobs_can_be_taken_back);
+	tcase_add_test(tc, budget_is_held_and_other_holders_give_back);
+	tcase_add_test(tc, sequential_reader_queues_spans_and_readers_take_them_back);
+	tcase_add_test(tc, spans_read_ahead_are_checked_against_the_pass);
+	tcase_add_test(tc, spans_read_ahead_are_checked_against_a_loaded_index);
+	tcase_add_test(tc, threads_and_readers_share_a_stream);
+	suite_add_tcase(s, tc);
+	return aft_run(s);
+}
