@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Parallel spans (-o inflate_threads): a deflated member read sequentially
+through a mount with a saved index, or for the first time, gets its spans
+inflated ahead on the pool (counted by the -d line a member logs when it
+closes) and equals numpy's bytes, each span inflated about once; random
+readers interleaved with a sequential one all read right; a span whose
+CRC-32 disagrees with the saved index still reads as EIO."""
+import errno
+import io
+import os
+import re
+import struct
+import sys
+import threading
+import unittest
+import zlib
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
+import mountlib  # noqa: E402
+
+SIZE = 24 << 20
+MIB = 1 << 20
+
+
+def npz_bytes(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 16, SIZE, dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, x=a)
+    return buf.getvalue(), a.tobytes()
+
+
+def closing_line(log):
+    """(inflated, index used, units ahead, by threads) of the last member
+    closed, from its -d line."""
+    lines = re.findall(r"member \d+ closed: (\d+) bytes inflated, saved index "
+                       r"(used|not used), (\d+) units inflated ahead "
+                       r"\((\d+) by threads", log)
+    if not lines:
+        raise AssertionError("no closing line in the log: " + log[-3000:])
+    n, used, units, threads = lines[-1]
+    return int(n), used == "used", int(units), int(threads)
+
+
+def forge_span_crc(buf, which):
+    """The index file @p buf with the CRC-32 of span @p which (1 = the span
+    after the first point) changed and the file's own checksum made good
+    again, as a liar would: it is accepted, and that span fails."""
+    b = bytearray(buf)
+    npoints = struct.unpack_from("<Q", b, 112)[0]
+    assert 1 <= which <= npoints
+    at = 128
+    for i in range(which):
+        wlen, zlen = struct.unpack_from("<II", b, at + 20)
+        if i == which - 1:
+            crc = struct.unpack_from("<I", b, at + 28)[0]
+            struct.pack_into("<I", b, at + 28, crc ^ 0x5A5A5A5A)
+            lo = struct.unpack_from("<Q", b, at + 8)[0]
+        at += 32 + (zlen or wlen)
+    struct.pack_into("<I", b, len(b) - 4, zlib.crc32(bytes(b[:-4])))
+    return bytes(b), lo
+
+
+class SpansCase(unittest.TestCase):
+    def setUp(self):
+        self.src = mountlib.TempDir()
+        self.addCleanup(self.src.close)
+        self.cache = mountlib.TempDir(prefix="arrayfs-index-")
+        self.addCleanup(self.cache.close)
+        buf, self.want = npz_bytes(21)
+        self.src.write({"a.npz": buf})
+
+    def mount(self, *extra):
+        m = mountlib.Mount(self.src.path, None,
+                           ["-d", "-o", "index_dir=" + self.cache.path +
+                            ",inflate_threads=2"] + list(extra))
+        self.addCleanup(m.cleanup)
+        return m.start()
+
+    def data(self, m):
+        return m.path("a.npz", "x.npy", "data")
+
+    def read_sequentially(self):
+        """One fresh mount reading data from 0 to the end, 1 MiB a read."""
+        with self.mount() as m:
+            got = bytearray()
+            with open(self.data(m), "rb") as f:
+                while True:
+                    b = f.read(MIB)
+                    if not b:
+                        break
+                    got += b
+        self.assertEqual(bytes(got), self.want)
+        return closing_line(m.log())
+
+    def test_first_pass_and_saved_index_read_ahead(self):
+        inflated, used, units, threads = self.read_sequentially()
+        self.assertFalse(used)
+        # the pass from 0 went on on a thread while the reader was served
+        self.assertGreater(threads, 0)
+        self.assertLess(inflated, SIZE * 1.2)
+        self.assertEqual(len([f for f in os.listdir(self.cache.path)
+                              if f.endswith(".afi")]), 1)
+        # a fresh mount with the saved index: spans in parallel, each
+        # inflated about once (not again for every read of the kernel)
+        inflated, used, units, threads = self.read_sequentially()
+        self.assertTrue(used)
+        self.assertGreater(units, SIZE // (3 << 19) // 2)
+        self.assertGreater(threads, 0)
+        self.assertLess(inflated, SIZE * 1.2)
+
+    def interleaved(self):
+        """A sequential reader and two random ones at once, each with its
+        own fd (the random ones without kernel read-ahead)."""
+        bad = []
+        with self.mount() as m:
+            path = self.data(m)
+
+            def sequential():
+                with open(path, "rb", buffering=0) as f:
+                    off = 0
+                    while True:
+                        b = f.read(MIB)
+                        if not b:
+                            break
+                        if b != self.want[off:off + len(b)]:
+                            bad.append(("seq", off))
+                        off += len(b)
+                if off != SIZE:
+                    bad.append(("seq short", off))
+
+            def random_reader(seed):
+                rng = np.random.default_rng(seed)
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+                    for off in rng.integers(0, SIZE - 4096, 150):
+                        off = int(off)
+                        if os.pread(fd, 4096, off) != self.want[off:off + 4096]:
+                            bad.append(("random", off))
+                finally:
+                    os.close(fd)
+
+            threads = [threading.Thread(target=sequential),
+                       threading.Thread(target=random_reader, args=(1,)),
+                       threading.Thread(target=random_reader, args=(2,))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        self.assertEqual(bad, [])
+        return closing_line(m.log())
+
+    def test_random_readers_beside_a_sequential_one(self):
+        # the first pass (random reads ahead of it record points of no
+        # known CRC: no index is saved from it), then again with an index
+        _, used, _, threads = self.interleaved()
+        self.assertFalse(used)
+        self.assertGreater(threads, 0)
+        self.read_sequentially()
+        _, used, _, threads = self.interleaved()
+        self.assertTrue(used)
+        self.assertGreater(threads, 0)
+
+    def test_span_disagreeing_with_the_index_is_eio(self):
+        self.read_sequentially()
+        (name,) = [f for f in os.listdir(self.cache.path) if f.endswith(".afi")]
+        path = os.path.join(self.cache.path, name)
+        with open(path, "rb") as f:
+            forged, lo = forge_span_crc(f.read(), 5)
+        with open(path, "wb") as f:
+            f.write(forged)
+        with self.mount() as m:
+            with open(self.data(m), "rb", buffering=0) as f:
+                off = 0
+                with self.assertRaises(OSError) as cm:
+                    while True:
+                        b = f.read(MIB)
+                        if not b:
+                            break
+                        self.assertEqual(b, self.want[off:off + len(b)])
+                        off += len(b)
+                self.assertEqual(cm.exception.errno, errno.EIO)
+                # the reads before the bad span were right, and it failed
+                # no later than a read that reached it
+                self.assertLessEqual(off, lo)
+                self.assertGreater(off + 4 * MIB, lo)
+        log = m.log()
+        self.assertIn("span 5 (output bytes %d to" % lo, log)
+        self.assertGreater(closing_line(log)[3], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
