@@ -22,7 +22,9 @@ static void lru_unlink(struct afd_boundset *s, struct afd_bound *b)
 	b->prev->next = b->next;
 	b->next->prev = b->prev;
 	s->count--;
-	s->bytes -= b->cost;
+	/* a shared cost is counted by its first bound handle only */
+	if (!b->shared || --*b->shared == 0)
+		s->bytes -= b->cost;
 }
 
 static void lru_push_front(struct afd_boundset *s, struct afd_bound *b)
@@ -32,7 +34,8 @@ static void lru_push_front(struct afd_boundset *s, struct afd_bound *b)
 	s->lru.next->prev = b;
 	s->lru.next = b;
 	s->count++;
-	s->bytes += b->cost;
+	if (!b->shared || (*b->shared)++ == 0)
+		s->bytes += b->cost;
 }
 
 /* Unbind @p b (lock held); the caller closes b->h and frees b. */
@@ -87,6 +90,7 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	b->node = n;
 	b->h = h;
 	b->cost = afd_handle_cost(h);
+	b->shared = afd_handle_cost_shared(h);
 	b->used_ms = now;
 	n->bound = b;
 	lru_push_front(s, b);

@@ -44,6 +44,7 @@ struct afd_bound {
 	struct afd_node *node;
 	struct afd_handle *h;
 	size_t cost;
+	unsigned *shared;      /* the handles of one shared cost (handle.h) */
 	uint64_t used_ms;      /* when last read (the context's clock) */
 	struct afd_bound *prev, *next;
 };

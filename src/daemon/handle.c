@@ -12,6 +12,7 @@
 #include "ctx.h"
 #include "fail.h"
 #include "handle.h"
+#include "lz4share.h"
 #include "sidecar.h"
 #include "spipe.h"
 #include "stackdir.h"
@@ -51,6 +52,7 @@ struct afd_handle {
 	struct stat attr;        /* what getattr on this open file answers */
 	uint64_t version;        /* of the source it opened (nodes.h) */
 	size_t cost;             /* bytes it may decode and keep (LZ4) */
+	struct afd_lz4share *lz4; /* the LZ4 index its view reads through */
 };
 
 uint64_t afd_handle_version(const struct afd_handle *h)
@@ -61,6 +63,13 @@ uint64_t afd_handle_version(const struct afd_handle *h)
 size_t afd_handle_cost(const struct afd_handle *h)
 {
 	return h->cost;
+}
+
+unsigned *afd_handle_cost_shared(const struct afd_handle *h)
+{
+	if (h->lz4)
+		return &h->lz4->bound;
+	return afd_zchunk_cost_shared(h->zc);
 }
 
 int afd_handle_stale(const struct afd_handle *h, struct afd_failure *why)
@@ -100,6 +109,7 @@ void afd_handle_close(struct afd_handle *h)
 		return;
 	if (h->view)
 		af_view_close(h->view);
+	afd_lz4share_put(h->lz4);
 	afd_zchunk_close(h->zc);
 	afd_stackread_close(h->sr);
 	if (h->midx >= 0)
@@ -283,7 +293,18 @@ static int open_view(struct afd_ctx *c, struct afd_node *n,
 		af_zip_entry_at(r->sf->zip, (size_t)r->midx) : NULL;
 	af_cost cost = af_view_cost(&r->ai->a, me, vk[n->entry]);
 	h->cost = cost.held < SIZE_MAX ? (size_t)cost.held : SIZE_MAX;
-	af_status st = af_view_open(&h->view, &r->ai->a, h->src, vk[n->entry], &err);
+	if (h->fd >= 0 && !n->member &&
+	    afd_lz4share_wanted(&r->ai->a, vk[n->entry])) {
+		/* one index for every handle of this version */
+		rc = afd_lz4share_get(c, r->sf, &r->ai->a, h->fd, &h->lz4, &err);
+		if (rc < 0 && err.status != AF_OK)
+			return fail(h, why, AFD_LINE_OPEN, 0, &err);
+		if (rc < 0)
+			return rc;
+	}
+	af_status st = af_view_open_shared(&h->view, &r->ai->a, h->src,
+					   vk[n->entry],
+					   h->lz4 ? h->lz4->ix : NULL, &err);
 	if (st != AF_OK) {
 		h->view = NULL;
 		return fail(h, why, AFD_LINE_OPEN, 0, &err);

@@ -74,6 +74,12 @@ uint64_t afd_handle_version(const struct afd_handle *h);
 /** Heap bytes @p h may hold once read (a decoded LZ4 block), else 0. */
 size_t afd_handle_cost(const struct afd_handle *h);
 /**
+ * Where @p h's cost is shared (an LZ4 index several handles read through:
+ * lz4share.h): a count, under the bound lock, of the bound handles
+ * counting it, so the budget counts it once; NULL when it is its own.
+ */
+unsigned *afd_handle_cost_shared(const struct afd_handle *h);
+/**
  * Record in @p why that @p h is of a newer version of its source than its
  * node (said once per version). Returns -EIO.
  */

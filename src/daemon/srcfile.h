@@ -30,6 +30,7 @@
 #include "ztree.h"
 
 struct afd_ctx;
+struct afd_lz4share;
 
 /** The identity of one version of a source file. */
 struct afd_ident {
@@ -90,6 +91,9 @@ struct afd_src {
 	struct afd_ztree tree;
 	pthread_mutex_t mlock;
 	struct afd_minfo **minfo;        /* per member, lazily */
+	/* SK_ARRAY: the shared LZ4 index of an LZ4 .ra, under mlock
+	 * (lz4share.h); NULL while no handle decodes it */
+	struct afd_lz4share *lz4;
 	/* cache links, under afd_srcs.lock */
 	struct afd_src *h_next, *lru_prev, *lru_next;
 	bool cached;

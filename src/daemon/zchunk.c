@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "lz4share.h"
 #include "zarrdir.h"
 #include "zchunk.h"
 
@@ -18,6 +19,7 @@ struct afd_zshare {
 	int fd;                    /* its own fd of a file source, or -1 */
 	af_source fsrc;
 	af_view *view;
+	struct afd_lz4share *lz4;  /* an LZ4 .ra's index (lz4share.h) */
 };
 
 struct afd_zchunk {
@@ -43,6 +45,7 @@ static void share_free(struct afd_zshare *s)
 	if (!s)
 		return;
 	af_view_close(s->view);
+	afd_lz4share_put(s->lz4);
 	if (s->midx >= 0)
 		afd_src_member_close(s->sf, (size_t)s->midx);
 	if (s->fd >= 0)
@@ -80,8 +83,21 @@ static int share_new(struct afd_ctx *c, struct afd_src *sf, long midx,
 		else
 			af_source_init_fd(&s->fsrc, s->fd, src->fd_base, src->size);
 	}
-	if (rc == 0)
+	if (rc == 0 && s->fd >= 0 &&
+	    afd_lz4share_wanted(&ai->a, AF_VIEW_DATA)) {
+		/* the same index as data and B.npy of this version */
+		rc = afd_lz4share_get(c, sf, &ai->a, s->fd, &s->lz4, err);
+		if (rc == 0) {
+			af_status st = af_view_open_shared(&s->view, &ai->a, own,
+							   AF_VIEW_DATA,
+							   s->lz4->ix, err);
+			rc = st == AF_OK ? 0 : -af_status_errno(st);
+			if (rc < 0)
+				s->view = NULL;
+		}
+	} else if (rc == 0) {
 		rc = data_view_open(ai, own, &s->view, err);
+	}
 	if (rc < 0) {
 		share_free(s);
 		return rc;
@@ -181,6 +197,11 @@ uint64_t afd_zchunk_size(const struct afd_zchunk *z)
 size_t afd_zchunk_cost(const struct afd_zchunk *z)
 {
 	return z->cost;
+}
+
+unsigned *afd_zchunk_cost_shared(const struct afd_zchunk *z)
+{
+	return z && z->share && z->share->lz4 ? &z->share->lz4->bound : NULL;
 }
 
 af_status afd_zchunk_extent(const struct afd_zchunk *z, uint64_t off,

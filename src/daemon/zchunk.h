@@ -47,9 +47,14 @@ uint64_t afd_zchunk_size(const struct afd_zchunk *z);
 /**
  * Bytes its view holds once read (af_view_cost's `held`), for the bound
  * handles' budget: every chunk of a shared view counts all of it, so the
- * budget never counts less than is held.
+ * budget never counts less than is held; for an LZ4 .ra the view's index
+ * is the one data and B.npy share (lz4share.h), counted once for all.
  */
 size_t afd_zchunk_cost(const struct afd_zchunk *z);
+
+/** Where that cost is shared with the other handles of its LZ4 index
+ * (afd_handle_cost_shared), or NULL (also for a NULL chunk). */
+unsigned *afd_zchunk_cost_shared(const struct afd_zchunk *z);
 
 /**
  * Describe the chunk from @p off (af_zarr_chunk_extent): AF_EXTENT_SOURCE
