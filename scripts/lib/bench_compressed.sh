@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: MIT
+# The compressed section of scripts/bench (sourced by it, which defines
+# $work, $root, $builddir, $runs, $py, start_fs, stop_fs, row, best and
+# rates, and has mounted nothing at this point). Side by side in one run:
+#
+# deflated members: a 128 MiB np.savez_compressed member of uint8 0..15
+# and one of float32 normal values (BENCH_INFLATE_MIB), each
+#   - first sequential pass: through the codec with zlib and ISA-L
+#     (bench_inflate --pass), `data` of a fresh mount (dd bs=1M; the mount
+#     saves the member's index into a folder of its own), igzip -d of the
+#     same deflate stream as a gzip file, unzip -p of the .npz;
+#   - with the saved index: `data` of a fresh mount (its page cache is
+#     new: a new daemon, new inodes), dd bs=1M, against igzip -d;
+#   - random 4 KiB reads in a fresh mount with the saved index (os.pread,
+#     POSIX_FADV_RANDOM: the kernel reads only what is asked), median and
+#     max of BENCH_RANDOM_READS (200);
+#   - the index file's size against the member's;
+#   - the daemon's peak RSS over all of it.
+# LZ4: a BENCH_LZ4_MIB (1536) MiB LZ4 .ra of uint8 0..15 (short
+# sequences, the slow case; bench_lz4 --write): random 4 KiB reads in a
+# fresh mount (median, max, the first: it walks the block up to its
+# offset), the daemon's peak RSS, and a sequential dd bs=1M of data in a
+# fresh mount against LZ4_decompress_safe of the whole block in memory
+# (bench_lz4 --safe).
+# Best of BENCH_RUNS for throughput; the sources are read right before
+# each timed run (page cache). CPU: the daemon's user + system time.
+
+# rand_reads FILE N: "median max first" ms of N random 4 KiB preads
+rand_reads() {
+	"$py" - "$@" <<'EOF'
+import os, sys, time
+import numpy as np
+path, n = sys.argv[1], int(sys.argv[2])
+fd = os.open(path, os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+size = os.fstat(fd).st_size
+ts = []
+for off in np.random.default_rng(9).integers(0, size - 4096, n):
+    t = time.monotonic()
+    if len(os.pread(fd, 4096, int(off))) != 4096:
+        sys.exit("short read")
+    ts.append((time.monotonic() - t) * 1e3)
+os.close(fd)
+print("%.2f %.2f %.2f" % (float(np.median(ts)), max(ts), ts[0]))
+EOF
+}
+
+# hwm PID: its peak RSS in MiB
+hwm() { awk '/^VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
+
+compressed_section() {
+	echo "compressed: deflated members ..." >&2
+	scripts/lib/deps.sh isal unzip >&2
+	local inf_mib=${BENCH_INFLATE_MIB:-128} nrand=${BENCH_RANDOM_READS:-200}
+	local inf=$work/src/inflate k size crc data idx
+	mkdir -p "$inf"
+	"$py" - "$inf" "$inf_mib" <<'EOF'
+import os, struct, sys, zipfile
+import numpy as np
+d, mib = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(3)
+n = mib << 20
+arrays = {"u8": rng.integers(0, 16, size=n, dtype=np.uint8),
+          "f32": rng.standard_normal(n // 4, dtype=np.float32)}
+for name, a in arrays.items():
+    path = os.path.join(d, name + ".npz")
+    np.savez_compressed(path, a=a)
+    info = zipfile.ZipFile(path).infolist()[0]
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        nlen, elen = struct.unpack("<HH", f.read(30)[26:30])
+        f.seek(info.header_offset + 30 + nlen + elen)
+        raw = f.read(info.compress_size)
+    with open(os.path.join(d, name + ".raw"), "wb") as f:
+        f.write(raw)
+    with open(os.path.join(d, name + ".gz"), "wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + raw)
+        f.write(struct.pack("<II", info.CRC, info.file_size & 0xffffffff))
+    with open(os.path.join(d, name + ".member"), "w") as f:
+        f.write("%d %d\n" % (info.file_size, info.CRC))
+EOF
+	declare -A c_zlib c_isal c_first c_igzip c_unzip c_idx c_rand c_size c_rss
+	local rss r
+	for k in u8 f32; do
+		read -r size crc <"$inf/$k.member"
+		data=$work/mnt_a/inflate/$k.npz/a.npy/data
+		idx=$work/index-$k
+		codec=$("$root/$builddir/tests/bench/bench_inflate" --pass "$inf/$k.raw" "$size" "$crc" "$runs")
+		c_zlib[$k]=$(awk '$1 == "zlib" {printf "%.0f / %.0f", $2, $5}' <<<"$codec")
+		c_isal[$k]=$(awk '$1 == "isa-l" {printf "%.0f / %.0f", $2, $5}' <<<"$codec")
+		rss=0
+		c_first[$k]=$(for _ in $(seq "$runs"); do
+			rm -rf "$idx"
+			start_fs a -o index_dir="$idx"
+			cat "$inf/$k.npz" >/dev/null
+			rates --pid "${pids[-1]}" dd if="$data" of=/dev/null bs=1M status=none
+			hwm "${pids[-1]}" >"$work/hwm"
+			stop_fs a
+		done | best)
+		rss=$(cat "$work/hwm")
+		c_size[$k]=$(du -b "$idx"/*.afi | awk -v s="$size" '{t += $1} END {printf "%.2f %%", 100 * t / s}')
+		c_idx[$k]=$(for _ in $(seq "$runs"); do
+			start_fs a -o index_dir="$idx"
+			cat "$inf/$k.npz" >/dev/null
+			rates --pid "${pids[-1]}" dd if="$data" of=/dev/null bs=1M status=none
+			r=$(hwm "${pids[-1]}"); [ "$r" -gt "$rss" ] && rss=$r
+			stop_fs a
+		done | best)
+		start_fs a -o index_dir="$idx"
+		cat "$inf/$k.npz" >/dev/null
+		c_rand[$k]=$(rand_reads "$data" "$nrand" | awk '{printf "%s / %s", $1, $2}')
+		r=$(hwm "${pids[-1]}"); [ "$r" -gt "$rss" ] && rss=$r
+		stop_fs a
+		c_rss[$k]=$rss
+		c_igzip[$k]=$(for _ in $(seq "$runs"); do
+			cat "$inf/$k.gz" >/dev/null
+			rates igzip -d -c "$inf/$k.gz"
+		done | best)
+		c_unzip[$k]=$(for _ in $(seq "$runs"); do
+			cat "$inf/$k.npz" >/dev/null
+			rates unzip -p "$inf/$k.npz"
+		done | best)
+	done
+	ratio() { "$py" -c "import sys; print('%.2fx' % (float(sys.argv[1].split()[0]) / float(sys.argv[2].split()[0])))" "$1" "$2"; }
+	echo
+	echo "deflated ${inf_mib} MiB members: MiB/s of output, wall / CPU (CPU: of the"
+	echo "command, or of the arrayfs daemon), best of $runs; load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+	row "measure" "uint8 0..15" "float32 normal"
+	row "codec, zlib (bench_inflate --pass)" "${c_zlib[u8]:--}" "${c_zlib[f32]:--}"
+	row "codec, ISA-L (bench_inflate --pass)" "${c_isal[u8]:--}" "${c_isal[f32]:--}"
+	row "data, first pass, fresh mount, dd bs=1M" "${c_first[u8]}" "${c_first[f32]}"
+	row "igzip -d -c FILE.gz >/dev/null" "${c_igzip[u8]}" "${c_igzip[f32]}"
+	row "unzip -p FILE.npz >/dev/null" "${c_unzip[u8]}" "${c_unzip[f32]}"
+	row "  first pass / igzip -d (target >= 1.0x)" "$(ratio "${c_first[u8]}" "${c_igzip[u8]}")" "$(ratio "${c_first[f32]}" "${c_igzip[f32]}")"
+	row "  first pass / unzip -p (target >= 3.5x)" "$(ratio "${c_first[u8]}" "${c_unzip[u8]}")" "$(ratio "${c_first[f32]}" "${c_unzip[f32]}")"
+	row "data, saved index, fresh mount, dd bs=1M" "${c_idx[u8]}" "${c_idx[f32]}"
+	row "  saved index / igzip -d (target >= 1.6x)" "$(ratio "${c_idx[u8]}" "${c_igzip[u8]}")" "$(ratio "${c_idx[f32]}" "${c_igzip[f32]}")"
+	row "random 4 KiB, saved index: median / max ms" "${c_rand[u8]}" "${c_rand[f32]}"
+	row "  (targets 2 / 10 ms; $nrand reads)" "" ""
+	row "index file / member size (target <= 2 %)" "${c_size[u8]}" "${c_size[f32]}"
+	row "daemon peak RSS, MiB (target <= 64)" "${c_rss[u8]}" "${c_rss[f32]}"
+
+	echo "compressed: LZ4 .ra ..." >&2
+	local lz_mib=${BENCH_LZ4_MIB:-1536} lz=$work/src/lz4 safe seq rnd
+	mkdir -p "$lz"
+	"$root/$builddir/tests/bench/bench_lz4" --write "$lz_mib" nibbles "$lz/n.ra"
+	safe=$("$root/$builddir/tests/bench/bench_lz4" --safe "$lz/n.ra" "$runs")
+	start_fs a
+	cat "$lz/n.ra" >/dev/null
+	rnd=$(rand_reads "$work/mnt_a/lz4/n.ra/data" "$nrand")
+	rss=$(hwm "${pids[-1]}")
+	stop_fs a
+	seq=$(for _ in $(seq "$runs"); do
+		start_fs a
+		cat "$lz/n.ra" >/dev/null
+		"$py" - "$lz_mib" "$work/mnt_a/lz4/n.ra/data" <<'EOF'
+import subprocess, sys, time
+t = time.monotonic()
+subprocess.run(["dd", "if=" + sys.argv[2], "of=/dev/null", "bs=1M", "status=none"],
+               check=True)
+print("%.0f" % (int(sys.argv[1]) / (time.monotonic() - t)))
+EOF
+		r=$(hwm "${pids[-1]}"); [ "$r" -gt "$rss" ] && rss=$r
+		stop_fs a
+	done | sort -n | tail -1)
+	echo
+	echo "LZ4 .ra of ${lz_mib} MiB, uint8 0..15 (short sequences); load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+	row "measure" "arrayfs" "reference"
+	row "random 4 KiB, fresh mount: median / max ms" "$(awk '{printf "%s / %s", $1, $2}' <<<"$rnd")" "target median <= 5"
+	row "  the first (walks the block up to it), ms" "$(awk '{print $3}' <<<"$rnd")" "-"
+	row "data, fresh mount, dd bs=1M (MiB/s)" "$seq" "$safe (LZ4_decompress_safe, in memory)"
+	row "  data / LZ4_decompress_safe (target >= 0.7x)" "$(ratio "$seq" "$safe")" "-"
+	row "daemon peak RSS, MiB (target < 128)" "$rss" "-"
+}
