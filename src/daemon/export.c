@@ -85,11 +85,12 @@ static int revive(struct afd_ctx *c, uint64_t nodeid, struct afd_node **out,
 	}
 	int created;
 	struct afd_node *n = afd_nodes_adopt(&c->nodes, rec, &created, &rc);
+	if (n)
+		afd_attr(c, &id, &r, attr);   /* id borrows rec's strings */
+	afd_res_release(&r);
 	free(rec);
-	if (!n) {
-		afd_res_release(&r);
+	if (!n)
 		return rc;
-	}
 	if (created && n->kind == NK_DIR) {
 		bool watched;
 		__atomic_store_n(&n->wd, afd_notify_watch(c, n->path, &watched),
@@ -98,8 +99,6 @@ static int revive(struct afd_ctx *c, uint64_t nodeid, struct afd_node **out,
 	}
 	/* other kinds stay unwatched (short cache lifetimes): their folder's
 	 * node, which would push their changes, may not be live */
-	afd_attr(c, &id, &r, attr);
-	afd_res_release(&r);
 	*out = n;
 	return 0;
 }

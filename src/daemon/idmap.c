@@ -95,6 +95,13 @@ void afd_idmap_destroy(struct afd_idmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* Bytes the strings of @p r take (NULs included). */
+static size_t strs_len(const struct afd_idrec *r)
+{
+	return strlen(r->path) + 1 + (r->member ? strlen(r->member) + 1 : 0) +
+	       strlen(r->name ? r->name : "") + 1;
+}
+
 static struct afd_idnode *find_id(const struct afd_idmap *m, uint64_t id)
 {
 	for (struct afd_idnode *n = m->by_id[id_key(id) & (m->nbuckets - 1)];
@@ -164,6 +171,7 @@ static void remove_node(struct afd_idmap *m, struct afd_idnode *n)
 		*pp = n->ik_next;
 	lru_unlink(m, n);
 	m->count--;
+	m->str_bytes -= strs_len(&n->r);
 	m->dirty = true;
 	free(n);
 }
@@ -188,13 +196,6 @@ static void maybe_grow(struct afd_idmap *m)
 	m->nbuckets = nb;
 	for (struct afd_idnode *n = m->oldest; n; n = n->newer)
 		hash_link(m, n);
-}
-
-/* Bytes the strings of @p r take (NULs included). */
-static size_t strs_len(const struct afd_idrec *r)
-{
-	return strlen(r->path) + 1 + (r->member ? strlen(r->member) + 1 : 0) +
-	       strlen(r->name ? r->name : "") + 1;
 }
 
 /* Copy @p src into @p dst with its strings at @p s (strs_len bytes). */
@@ -236,11 +237,14 @@ static struct afd_idnode *node_new(const struct afd_idrec *r)
 /* Link @p n as the most recent record, evicting past the bound. */
 static void add_node(struct afd_idmap *m, struct afd_idnode *n)
 {
-	while (m->count >= m->max && m->oldest)
+	size_t len = strs_len(&n->r);
+	while (m->oldest && (m->count >= m->max ||
+			     m->str_bytes + len > AFD_IDMAP_STR_BUDGET))
 		remove_node(m, m->oldest);
 	hash_link(m, n);
 	lru_push(m, n);
 	m->count++;
+	m->str_bytes += len;
 	m->dirty = true;
 	maybe_grow(m);
 }

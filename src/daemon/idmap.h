@@ -15,7 +15,8 @@
  *  - One record per identity (kind, entry, path, member, sub, version):
  *    issuing an id for an identity whose record names another source file
  *    (dev/ino) replaces that record, so the old id is unknown from then on.
- *  - Bounded: at most `max` records; the least recently used goes first.
+ *  - Bounded: at most `max` records, whose strings take at most
+ *    AFD_IDMAP_STR_BUDGET bytes; the least recently used goes first.
  *    A lookup touches the child, then its parent, so a folder is always
  *    more recent than anything looked up in it and goes after it.
  *  - Not thread-safe: the node table's lock guards it (nodes.h).
@@ -44,6 +45,7 @@ struct afd_idrec {
 struct afd_idmap {
 	struct afd_idnode **by_id, **by_ident;
 	size_t nbuckets, count, max;
+	size_t str_bytes;      /* the records' strings, NULs included */
 	struct afd_idnode *oldest, *newest;
 	uint64_t next_id;
 	uint32_t gen;          /* this run's generation for new ids */
@@ -54,6 +56,9 @@ struct afd_idmap {
 #define AFD_IDMAP_MAX_DEFAULT 65536u
 /** The largest bound accepted (a map file is refused past it). */
 #define AFD_IDMAP_MAX_LIMIT (1u << 24)
+/** Bytes the records' strings may take (paths, members, names): with the
+ * default count, a map file stays well under the size a load accepts. */
+#define AFD_IDMAP_STR_BUDGET ((size_t)16 << 20)
 
 /**
  * Set up an empty map of at most @p max records (0: the default) whose new

@@ -101,6 +101,30 @@ START_TEST(the_bound_drops_the_least_recently_used_and_folders_last)
 }
 END_TEST
 
+START_TEST(the_bound_counts_the_bytes_of_paths_too)
+{
+	struct afd_idmap m;
+	ck_assert_int_eq(afd_idmap_init(&m, 0, 3), 0);
+	/* 5,000 paths of 4,000 bytes: 20 MB, past the string budget */
+	char *path = malloc(4001);
+	memset(path, 'p', 4000);
+	path[4000] = '\0';
+	uint64_t last = 0;
+	for (int i = 0; i < 5000; i++) {
+		snprintf(path, 12, "%011d", i);
+		path[11] = 'p';
+		last = issue(&m, rec(path, NULL, NK_FILE, 1, (uint64_t)i, 1), NULL);
+		ck_assert_uint_le(m.str_bytes, AFD_IDMAP_STR_BUDGET);
+	}
+	ck_assert_uint_lt(m.count, 5000);
+	ck_assert_uint_gt(m.count, 1000);
+	ck_assert_ptr_nonnull(afd_idmap_find(&m, last));
+	ck_assert_ptr_null(afd_idmap_find(&m, 2));
+	free(path);
+	afd_idmap_destroy(&m);
+}
+END_TEST
+
 START_TEST(paths_the_daemon_could_not_have_issued_are_refused)
 {
 	const char *good[] = { ".", "a", "a/b", "a.npz", ".hidden", "a/..b" };
@@ -303,6 +327,7 @@ static Suite *idmap_suite(void)
 	tcase_add_test(tc, ids_count_up_and_an_identity_keeps_its_id);
 	tcase_add_test(tc, another_file_at_the_path_gets_a_new_id_and_the_old_one_is_gone);
 	tcase_add_test(tc, the_bound_drops_the_least_recently_used_and_folders_last);
+	tcase_add_test(tc, the_bound_counts_the_bytes_of_paths_too);
 	tcase_add_test(tc, paths_the_daemon_could_not_have_issued_are_refused);
 	suite_add_tcase(s, tc);
 	TCase *f = tcase_create("file");
