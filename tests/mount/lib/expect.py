@@ -344,19 +344,27 @@ def zarr_chunk_names(shape, chunks, fortran=False):
             for idx in itertools.product(*order(axes))]
 
 
-def zarr_chunk_check(data, shape, itemsize, fortran, chunks, name, what):
-    """A check of chunk file NAME: the elements numpy indexing cuts out of
+def zarr_chunk_bytes(data, shape, itemsize, fortran, chunks, name):
+    """The bytes of chunk file NAME: the elements numpy indexing cuts out of
     the array (raw bytes in the stored order), zero-padded past the edge."""
-    def check(actual):
-        order = "F" if fortran else "C"
-        elem = np.dtype((np.void, itemsize))
-        arr = np.frombuffer(data, dtype=elem).reshape(shape, order=order)
-        idx = [int(x) for x in name.split(".")] if shape else []
-        src = tuple(slice(i * c, min((i + 1) * c, n))
-                    for i, c, n in zip(idx, chunks, shape))
-        chunk = np.zeros(chunks, dtype=elem)
-        chunk[tuple(slice(0, s.stop - s.start) for s in src)] = arr[src]
-        assert_bytes(actual, chunk.tobytes(order=order), what)
+    order = "F" if fortran else "C"
+    elem = np.dtype((np.void, itemsize))
+    arr = np.frombuffer(data, dtype=elem).reshape(shape, order=order)
+    idx = [int(x) for x in name.split(".")] if shape else []
+    src = tuple(slice(i * c, min((i + 1) * c, n))
+                for i, c, n in zip(idx, chunks, shape))
+    chunk = np.zeros(chunks, dtype=elem)
+    chunk[tuple(slice(0, s.stop - s.start) for s in src)] = arr[src]
+    return chunk.tobytes(order=order)
+
+
+def zarr_chunk_check(data, shape, itemsize, fortran, chunks, name, what):
+    """A check of chunk file NAME (zarr_chunk_bytes); its make_expected()
+    gives those bytes, made when asked (ArrayDir.exact)."""
+    def expected():
+        return zarr_chunk_bytes(data, shape, itemsize, fortran, chunks, name)
+    check = lambda actual: assert_bytes(actual, expected(), what)  # noqa: E731
+    check.make_expected = expected
     return check
 
 
@@ -412,10 +420,13 @@ class ArrayDir:
         return sorted({name.split("/")[0] for name in self.checks if "/" in name})
 
     def exact(self, name):
-        """The exact expected bytes of file NAME, or None if only checked."""
+        """The exact expected bytes of file NAME (a chunk file's made now),
+        or None if only checked."""
         for check in self.checks.get(name, ()):
             if hasattr(check, "expected"):
                 return check.expected
+            if hasattr(check, "make_expected"):
+                return check.make_expected()
         return None
 
     def add(self, name, *checks):
