@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Many clients at once while the sources change (issue 12): 16 readers,
-8 reading the mount itself, 4 through Samba (libsmbclient's python3-smbc,
-ranged reads on one open file) and 4 through nginx (HTTP Range requests),
-read random ranges of every kind of file - data, B.npy, B.ra, shape,
+4 reading the mount itself, 4 through Samba (libsmbclient's python3-smbc),
+4 through nfs-ganesha (libnfs, tests/mount/lib/nfsprobe.py, in ganesha's
+network namespace) and 4 through nginx (HTTP Range requests), read random
+ranges of every kind of file - data, B.npy, B.ra, shape,
 B.zarr/ chunk files, of C, Fortran and big-endian .npy, a plain and an
 LZ4 .ra, and the members of a stored and a deflated .npz, plus a plain
 member - while a mutator replaces the sources by rename and rewrites
@@ -14,27 +15,28 @@ version number in its top byte, so bytes of two versions never pass for
 one. Each read must equal the same range of one version of its file, and
 every read of one open file must agree on that version (a node serves one
 version, or EIO). A reader may meet EIO, ESTALE, ENOENT or ENOTDIR while
-a source changes (an HTTP 404/5xx or a short body, an SMB error): those
-are counted, never wrong bytes. At the end the daemon is alive, its RSS
+a source changes (an HTTP 404/5xx or a short body, an SMB or NFS error):
+those are counted, never wrong bytes. At the end the daemon is alive, its RSS
 stayed under 64 MiB and its open fds bounded, every file was read right
 at least once, the last version shows everywhere, and the servers are
 stopped by pid before the unmount (a server holding the mount makes
 fusermount3 -u fail with EBUSY).
 
 Bounded in time: AF_SOAK_SECONDS (default 45) of load, about a minute in
-all. NFS is not among the clients: tests/mount/lib/nfsserver.py had not
-landed when this was written."""
+all. Needs root (smbd's guest, ganesha and its namespace)."""
 import ctypes
 import errno
 import http.client
 import io
 import os
 import random
+import re
 import struct
 import sys
 import threading
 import time
 import unittest
+import urllib.request
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
@@ -45,6 +47,8 @@ import expect  # noqa: E402
 import mountlib  # noqa: E402
 from httpserver import HttpServer  # noqa: E402
 from mountlib import wait_for, write, write_by_rename  # noqa: E402
+from nfsprobe import NfsProbe  # noqa: E402
+from nfsserver import NfsServer  # noqa: E402
 from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 from smbserver import SmbServer  # noqa: E402
 
@@ -54,7 +58,7 @@ ZARR_CHUNK = 16384          # -o zarr_chunk: several chunk files an array
 MAX_HANDLES = 64            # -o max_handles: what bounds the daemon's fds
 FDS_MAX = 256               # its fds at any time: handles, archives, pipes
 RSS_MAX_KIB = 64 * 1024     # its resident memory at any time
-READERS = (("local", 8), ("smb", 4), ("http", 4))
+READERS = (("local", 4), ("smb", 4), ("nfs", 4), ("http", 4))
 CHANGE_ERRNOS = (errno.EIO, errno.ESTALE, errno.ENOENT, errno.ENOTDIR)
 SHARE = "arrays"
 DEADLINE = 10.0             # seconds for the last version to show
@@ -172,6 +176,7 @@ class Tally:
             self.wrong.append(msg)
 
 
+@unittest.skipUnless(os.geteuid() == 0, "smbd's guest, ganesha and namespaces need root")
 class SoakTest(unittest.TestCase):
     maxDiff = None
     def setUp(self):
@@ -198,6 +203,9 @@ class SoakTest(unittest.TestCase):
         self.web = HttpServer(self.m.mountpoint)
         self.web.start()
         self.addCleanup(self.web.stop)
+        self.nfs = NfsServer(self.m.mountpoint)
+        self.nfs.start()
+        self.addCleanup(self.nfs.stop)
 
     # -- checking ------------------------------------------------------------
     def versions_matching(self, rel, off, got):
@@ -280,6 +288,34 @@ class SoakTest(unittest.TestCase):
                 tally.add("smb", "refused")
                 continue
             self.check_reads(tally, "smb", rel, reads)
+
+    def nfs_reader(self, rng, tally, stop):
+        probe = NfsProbe(self.nfs.netns())   # one libnfs mount a reader
+        try:
+            answer = probe.call("mount 127.0.0.1 /arrays")
+            if answer != "ok":
+                tally.fail("nfs: mount: " + answer)
+                return
+            while not stop.is_set():
+                rel = rng.choice(self.rels)
+                answer = probe.call("open f /" + rel)
+                reads = []
+                if answer == "ok":
+                    for off, n in self.random_ranges(rng, rel):
+                        answer = probe.call("pread f %d %d" % (off, n))
+                        if not answer.startswith("ok"):
+                            break
+                        reads.append((off, n, bytes.fromhex(answer[3:])))
+                    probe.call("close f")
+                if not answer.startswith("ok"):
+                    code = re.search(r"\(errno (\d+)\)$", answer)
+                    if not code or int(code.group(1)) not in CHANGE_ERRNOS:
+                        tally.fail("nfs: %s: %s" % (rel, answer))
+                    tally.add("nfs", "refused")
+                    continue
+                self.check_reads(tally, "nfs", rel, reads)
+        finally:
+            probe.close()
 
     def http_reader(self, rng, tally, stop):
         conn = http.client.HTTPConnection("127.0.0.1", self.web.port, timeout=30)
@@ -376,18 +412,50 @@ class SoakTest(unittest.TestCase):
 
     def check_last_versions_show(self):
         """Once the changes stop, every file reads as its source's last
-        version (or is gone, where that version has no such chunk file)."""
-        def shows(rel):
+        version through the mount and every server (or is gone, where that
+        version has no such chunk file): nothing keeps an old version."""
+        probe = NfsProbe(self.nfs.netns())
+        self.addCleanup(probe.close)   # before ganesha stops
+        self.assertEqual(probe.call("mount 127.0.0.1 /arrays"), "ok")
+        ctx = smbc.Context(auth_fn=lambda *a: ("WORKGROUP", "guest", ""))
+
+        def local(rel):
+            with open(self.m.path(rel), "rb") as f:
+                return f.read()
+
+        def smb(rel):
+            f = ctx.open("smb://127.0.0.1:%d/%s/%s" % (self.smb.port, SHARE, rel), os.O_RDONLY)
+            try:
+                return f.read()
+            finally:
+                f.close()
+
+        def nfs(rel):
+            answer = probe.call("open f /" + rel)
+            if answer != "ok":
+                raise OSError(answer)
+            try:
+                answer = probe.call("pread f 0 %d" % (1 << 20))
+            finally:
+                probe.call("close f")
+            if not answer.startswith("ok"):
+                raise OSError(answer)
+            return bytes.fromhex(answer[3:])
+
+        def http(rel):
+            with urllib.request.urlopen(self.web.url(rel), timeout=30) as r:
+                return r.read()
+
+        def shows(read, rel):
             want = self.want[rel].get(self.current[rel.split("/")[0]])
             try:
-                with open(self.m.path(rel), "rb") as f:
-                    got = f.read()
-            except OSError as e:
-                return want is None and e.errno == errno.ENOENT
-            return got == want
-        for rel in self.rels:
-            wait_for(lambda rel=rel: shows(rel), DEADLINE, what="the last version of " + rel)
-
+                return read(rel) == want
+            except (OSError, RuntimeError, ValueError):
+                return want is None
+        for read in (local, smb, nfs, http):
+            for rel in self.rels:
+                wait_for(lambda: shows(read, rel), DEADLINE,
+                         what="the last version of %s through %s" % (rel, read.__name__))
 
 if __name__ == "__main__":
     mountlib.main()

@@ -9,6 +9,8 @@ line on stdout:
     mount SERVER EXPORT        -> ok | err MESSAGE
     open NAME PATH             -> ok | err MESSAGE   (PATH under the export)
     read NAME                  -> ok SHA256 LENGTH | err MESSAGE
+    pread NAME OFFSET COUNT    -> ok HEX | err MESSAGE (errno N)  (one nfs_pread)
+    close NAME                 -> ok
     fh NAME                    -> ok HEX (the file handle the server gave)
     reset                      -> ok  (a new context: mount again after it)
 
@@ -76,6 +78,7 @@ def serve():
     lib.nfs_set_timeout.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.nfs_get_fh.restype = ctypes.POINTER(NfsFh)
     lib.nfs_get_fh.argtypes = [ctypes.c_void_p]
+    lib.nfs_close.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 
     def new_context():
         c = lib.nfs_init_context()
@@ -86,8 +89,10 @@ def serve():
     files = {}
     buf = ctypes.create_string_buffer(CHUNK)
 
-    def err():
-        return "err " + (lib.nfs_get_error(ctx) or b"?").decode("utf-8", "replace")
+    def err(rc=None):
+        """The context's last error; with RC (libnfs's -errno) its errno too."""
+        msg = "err " + (lib.nfs_get_error(ctx) or b"?").decode("utf-8", "replace")
+        return msg if rc is None else "%s (errno %d)" % (msg, -rc)
 
     for line in sys.stdin:
         words = line.split()
@@ -95,11 +100,20 @@ def serve():
             out = "ok" if lib.nfs_mount(ctx, words[1].encode(), words[2].encode()) == 0 else err()
         elif words[0] == "open":
             fh = ctypes.c_void_p()
-            if lib.nfs_open(ctx, words[2].encode(), os.O_RDONLY, ctypes.byref(fh)) == 0:
+            rc = lib.nfs_open(ctx, words[2].encode(), os.O_RDONLY, ctypes.byref(fh))
+            if rc == 0:
                 files[words[1]] = fh
                 out = "ok"
             else:
-                out = err()
+                out = err(rc)
+        elif words[0] == "pread":
+            count = int(words[3])
+            one = ctypes.create_string_buffer(max(count, 1))
+            n = lib.nfs_pread(ctx, files[words[1]], int(words[2]), count, one)
+            out = err(n) if n < 0 else "ok " + one.raw[:n].hex()
+        elif words[0] == "close":
+            lib.nfs_close(ctx, files.pop(words[1]))
+            out = "ok"
         elif words[0] == "fh":
             fh = lib.nfs_get_fh(files[words[1]]).contents
             out = "ok " + bytes(fh.val[:fh.len]).hex()
