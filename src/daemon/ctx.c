@@ -106,7 +106,7 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 		return -1;
 	}
 	c->have_pipe_key = true;
-	afd_stacks_init(&c->stacks);
+	afd_stacks_init(&c->stacks, &c->root);
 	c->have_stacks = true;
 	afd_openset_init(&c->open);
 	c->have_open = true;

@@ -19,6 +19,9 @@
 #include "tree.h"
 #include "zchunk.h"
 
+/* Stack members at least this big are spliced from their files, smaller
+ * ones copied: a splice takes a pipe slot per page it touches */
+#define AFD_STACK_SPLICE_MIN (64u * 1024u)
 /* Beyond this many pieces in one reply the rest is copied in one go. */
 #define AFD_READ_MAX_PIECES 16u
 /* libfuse copies a reply under two pages out of the pipe again: below
@@ -427,7 +430,13 @@ static int fd_piece(struct afd_ctx *c, struct afd_handle *h,
 		got = afd_spipe_fill(p, fd, (off_t)pos, n);
 		if (got < 0)
 			goto io_error;
-		if (got > 0) {
+		struct fuse_buf *last = rb->bv->count ?
+			&rb->bv->buf[rb->bv->count - 1] : NULL;
+		if (got > 0 && last && (last->flags & FUSE_BUF_IS_FD) &&
+		    last->fd == afd_spipe_fd(p)) {
+			/* right behind the last piece in the pipe: one piece */
+			last->size += (size_t)got;
+		} else if (got > 0) {
 			struct fuse_buf *b = piece(rb);
 			b->flags = FUSE_BUF_IS_FD;
 			b->fd = afd_spipe_fd(p);
@@ -511,6 +520,42 @@ static int copy_rest(struct afd_handle *h, struct afd_rbuf *rb, uint64_t pos,
 	return 0;
 }
 
+/*
+ * Bytes [pos, pos + n) of a view over a stack, source bytes from src_off:
+ * each member's part spliced from its fd (checked before and after:
+ * stackread.h), the rest copied once pieces or scratch run short.
+ */
+static int stack_pieces(struct afd_ctx *c, struct afd_handle *h,
+			struct afd_rbuf *rb, uint64_t pos, uint64_t src_off,
+			size_t n, struct afd_failure *why)
+{
+	uint64_t mb = h->sr->stk->member_bytes;
+	size_t done = 0;
+	while (done < n) {
+		if (rb->bv->count + 2 >= AFD_READ_MAX_PIECES ||
+		    rb->nscratch + 1 >= sizeof(rb->scratch) / sizeof(rb->scratch[0]))
+			return copy_rest(h, rb, pos + done, pos + n, why);
+		uint64_t at = src_off + done, i = at / mb, o = at % mb;
+		size_t take = n - done < mb - o ? n - done : (size_t)(mb - o);
+		uint64_t base;
+		int tag;
+		int fd = afd_stackread_fd_get(h->sr, i, &base, &tag);
+		int rc = fd;
+		if (fd >= 0) {
+			rc = fd_piece(c, h, rb, fd, base + o, take, true, why);
+			int after = afd_stackread_fd_put(h->sr, i, fd, tag);
+			if (rc == 0)
+				rc = after;
+		} else if (fd == -ENOTSUP) {
+			rc = copy_rest(h, rb, pos + done, pos + done + take, why);
+		}
+		if (rc < 0)
+			return rc;
+		done += take;
+	}
+	return 0;
+}
+
 static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 		     uint64_t end, struct afd_rbuf *rb, struct afd_failure *why)
 {
@@ -544,6 +589,12 @@ static int read_view(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 			struct fuse_buf *b = piece(rb);
 			b->mem = zeros;
 			b->size = (size_t)n;
+		} else if (e.kind == AF_EXTENT_SOURCE && h->sr &&
+			   h->sr->stk->member_bytes >= AFD_STACK_SPLICE_MIN) {
+			int rc = stack_pieces(c, h, rb, pos, e.src_off, (size_t)n,
+					      why);
+			if (rc < 0)
+				return rc;
 		} else if (e.kind == AF_EXTENT_SOURCE && h->src->fd >= 0) {
 			int rc = fd_piece(c, h, rb, h->src->fd,
 					  h->src->fd_base + e.src_off, (size_t)n,

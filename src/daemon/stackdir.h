@@ -90,7 +90,8 @@ struct afd_stacks {
 	struct afd_mfds mfds;     /* member fds (stackread.h) */
 };
 
-int afd_stacks_init(struct afd_stacks *s);
+/** Set up @p s; member fds open beneath @p root's folders. Returns 0. */
+int afd_stacks_init(struct afd_stacks *s, const struct afd_srcroot *root);
 void afd_stacks_destroy(struct afd_stacks *s);
 
 /** True if @p id is under a `.stack` (its path or npz member says so). */

@@ -16,14 +16,35 @@
 /* afd_stackread_fd_put's tag: how the fd was had */
 enum { TAG_SLOT_BASE = 0, TAG_OWN = -1, TAG_ARCHIVE = -2 };
 
-void afd_mfds_init(struct afd_mfds *m)
+void afd_mfds_init(struct afd_mfds *m, const struct afd_srcroot *root)
 {
 	memset(m, 0, sizeof(*m));
+	m->root = root;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cv, NULL);
+	pthread_cond_init(&m->opened, NULL);
+}
+
+void afd_mfds_stop(struct afd_mfds *m)
+{
+	pthread_mutex_lock(&m->lock);
+	bool running = m->running;
+	m->stop = true;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->lock);
+	if (running)
+		pthread_join(m->thread, NULL);
+	for (unsigned k = 0; k < m->njobs; k++)
+		afd_stack_put(m->job[k].stk);
+	m->njobs = 0;
+	m->running = false;
 }
 
 void afd_mfds_destroy(struct afd_mfds *m)
 {
+	afd_mfds_stop(m);
+	pthread_cond_destroy(&m->cv);
+	pthread_cond_destroy(&m->opened);
 	for (size_t k = 0; k < AFD_MFD_SLOTS; k++)
 		if (m->slot[k].stk && m->slot[k].fd >= 0)
 			close(m->slot[k].fd);
@@ -48,9 +69,11 @@ void afd_mfds_forget(struct afd_mfds *m, const struct afd_stack *stk)
 		close(fds[k]);
 }
 
+/* Consecutive members of one stack take consecutive slots: a window of
+ * read-ahead never evicts itself. */
 static size_t slot_of(const struct afd_stack *stk, uint64_t i)
 {
-	return (size_t)(afd_hash_mix((uint64_t)(uintptr_t)stk ^ (i * 0x9e3779b97f4a7c15ULL)) %
+	return (size_t)((afd_hash_mix((uint64_t)(uintptr_t)stk) + i) %
 			AFD_MFD_SLOTS);
 }
 
@@ -93,18 +116,100 @@ static int check_archive(struct afd_stackread *r, uint64_t i)
 	       member_changed(r, i, "changed (its archive did)");
 }
 
-static int open_member(struct afd_stackread *r, uint64_t i)
+/* Open member @p i of folder stack @p stk: the fd or -errno. */
+static int open_in(const struct afd_srcroot *root, const struct afd_stack *stk,
+		   uint64_t i)
 {
 	size_t len;
-	const char *name = afd_stack_name(r->stk, i, &len);
+	const char *name = afd_stack_name(stk, i, &len);
 	char buf[NAME_MAX + 1];
 	if (len > NAME_MAX)
 		return -ENOENT;
 	memcpy(buf, name, len);
 	buf[len] = '\0';
-	int fd = afd_srcpath_open_in(&r->c->root, r->stk->dirfd, buf,
-				     O_RDONLY | O_NONBLOCK);
+	return afd_srcpath_open_in(root, stk->dirfd, buf, O_RDONLY | O_NONBLOCK);
+}
+
+static int open_member(struct afd_stackread *r, uint64_t i)
+{
+	int fd = open_in(&r->c->root, r->stk, i);
 	return fd >= 0 ? fd : member_changed(r, i, "is gone");
+}
+
+/* The prefetch thread: open member i into its slot if that is free. */
+static void prefetch_one(struct afd_mfds *m, struct afd_stack *stk, uint64_t i)
+{
+	struct afd_mfd *s = &m->slot[slot_of(stk, i)];
+	pthread_mutex_lock(&m->lock);
+	if ((s->stk == stk && s->i == i) || s->busy) {
+		pthread_mutex_unlock(&m->lock);
+		return;
+	}
+	int old = s->stk ? s->fd : -1;
+	s->stk = stk;
+	s->i = i;
+	s->fd = -1;
+	s->busy = 1;
+	s->opening = true;
+	pthread_mutex_unlock(&m->lock);
+	if (old >= 0)
+		close(old);
+	/* an identity check is the reader's, after its read (stackread.h) */
+	int fd = open_in(m->root, stk, i);
+	pthread_mutex_lock(&m->lock);
+	if (fd >= 0) {
+		s->fd = fd;
+		s->busy = 0;
+		s->opening = false;
+	} else {
+		memset(s, 0, sizeof(*s));
+	}
+	pthread_cond_broadcast(&m->opened);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void *prefetch_main(void *arg)
+{
+	struct afd_mfds *m = arg;
+	pthread_mutex_lock(&m->lock);
+	for (;;) {
+		while (!m->stop && m->njobs == 0)
+			pthread_cond_wait(&m->cv, &m->lock);
+		if (m->stop)
+			break;
+		struct afd_mfd_job j = m->job[0];
+		memmove(m->job, m->job + 1, --m->njobs * sizeof(m->job[0]));
+		pthread_mutex_unlock(&m->lock);
+		for (uint64_t i = j.lo; i < j.hi; i++)
+			prefetch_one(m, j.stk, i);
+		afd_stack_put(j.stk);
+		pthread_mutex_lock(&m->lock);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* A sequential reader is at member @p i: open the members ahead of it. */
+static void read_ahead(struct afd_stackread *r, uint64_t i)
+{
+	uint64_t last = __atomic_exchange_n(&r->last, i, __ATOMIC_RELAXED);
+	if (i != last + 1 || i % AFD_MFD_STEP != 0 || r->stk->sf)
+		return;
+	uint64_t lo = i + AFD_MFD_STEP, hi = i + 3 * AFD_MFD_STEP;
+	if (hi > r->stk->n)
+		hi = r->stk->n;
+	if (lo >= hi)
+		return;
+	struct afd_mfds *m = &r->c->stacks.mfds;
+	pthread_mutex_lock(&m->lock);
+	if (!m->running && !m->stop)
+		m->running = pthread_create(&m->thread, NULL, prefetch_main, m) == 0;
+	if (m->running && m->njobs < AFD_MFD_JOBS) {
+		afd_stack_hold(r->stk);
+		m->job[m->njobs++] = (struct afd_mfd_job){ r->stk, lo, hi };
+		pthread_cond_signal(&m->cv);
+	}
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* Member @p i's fd: kept in its slot, or opened for this use (*tag). */
@@ -115,6 +220,10 @@ static int fd_get(struct afd_stackread *r, uint64_t i, int *tag)
 	struct afd_mfd *s = &m->slot[k];
 	int old = -1;
 	pthread_mutex_lock(&m->lock);
+	/* being opened ahead by the prefetch thread: wait rather than open
+	 * it twice */
+	while (s->stk == r->stk && s->i == i && s->opening)
+		pthread_cond_wait(&m->opened, &m->lock);
 	if (s->stk == r->stk && s->i == i && s->fd >= 0) {
 		s->busy++;
 		int fd = s->fd;
@@ -276,6 +385,7 @@ static ssize_t read_member(void *arg, uint64_t i, void *buf, size_t len,
 				    read_decoded_file(r, i, buf, len, off);
 	uint64_t pos;
 	int tag;
+	read_ahead(r, i);
 	int fd = r->stk->sf ? r->stk->sf->fd : fd_get(r, i, &tag);
 	if (r->stk->sf)
 		tag = TAG_ARCHIVE;
@@ -299,6 +409,7 @@ struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 		return NULL;
 	r->c = c;
 	r->stk = stk;
+	r->last = UINT64_MAX;  /* member 0 is "in order" */
 	afd_stack_hold(stk);
 	r->r = (af_stack_reader){ .read = read_member, .arg = r, .n = stk->n,
 				  .member_bytes = stk->member_bytes };

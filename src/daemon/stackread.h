@@ -29,20 +29,41 @@ struct afd_stack;
 
 /** Member fds kept open, for the whole mount. */
 #define AFD_MFD_SLOTS 256u
+/** Read-ahead of member opens: every STEP members read in order, the
+ * members from STEP to 3 x STEP ahead are opened by the prefetch thread. */
+#define AFD_MFD_STEP 64u
+#define AFD_MFD_JOBS 16u
 
 struct afd_mfd {
 	const struct afd_stack *stk;  /* whose member (NULL: free) */
 	uint64_t i;
 	int fd;                       /* -1 while being opened */
 	unsigned busy;                /* readers using fd now */
+	bool opening;                 /* the prefetch thread is opening it */
+};
+
+/** Members to open ahead of a sequential reader. */
+struct afd_mfd_job {
+	struct afd_stack *stk;        /* referenced while queued */
+	uint64_t lo, hi;
 };
 
 struct afd_mfds {
-	pthread_mutex_t lock;         /* the slots (a leaf) */
+	pthread_mutex_t lock;         /* the slots and the jobs (a leaf) */
 	struct afd_mfd slot[AFD_MFD_SLOTS];
+	const struct afd_srcroot *root;
+	/* the prefetch thread, started at the first job */
+	pthread_cond_t cv;            /* a job queued, or stop */
+	pthread_cond_t opened;        /* a prefetched member is open */
+	pthread_t thread;
+	bool running, stop;
+	struct afd_mfd_job job[AFD_MFD_JOBS];
+	unsigned njobs;
 };
 
-void afd_mfds_init(struct afd_mfds *m);
+void afd_mfds_init(struct afd_mfds *m, const struct afd_srcroot *root);
+/** Stop the prefetch thread (dropping its jobs): before stacks are freed. */
+void afd_mfds_stop(struct afd_mfds *m);
 /** Close every fd (no reader left). */
 void afd_mfds_destroy(struct afd_mfds *m);
 /** Close the fds kept for @p stk (it is being freed: nobody reads it). */
@@ -54,6 +75,7 @@ struct afd_stackread {
 	struct afd_stack *stk;    /* referenced */
 	af_stack_reader r;
 	af_source src;            /* the stack's data (af_stack_source_init) */
+	uint64_t last;            /* the member read last (atomic; a hint) */
 };
 
 /**

@@ -71,6 +71,9 @@ BIG = members(lambda k: np.arange(5, dtype=">i4") * 1000 + k)
 ZERO_D = members(lambda k: np.array(k * 1.5, dtype="<f8"))
 ONE_D = members(lambda k: np.arange(7, dtype="|u1") + k)
 RA = members(lambda k: np.arange(8, dtype="<u2").reshape(2, 4) + k)
+# 100 KiB members: their bytes are spliced from the files, not copied
+LARGE = members(lambda k: np.random.default_rng(k).integers(
+    0, 256, size=(320, 320), dtype=np.uint8))
 STRUCT = members(lambda k: np.array([(k, k / 2)] * 3,
                                     dtype=[("a", "<i4"), ("b", "<f4")]))
 
@@ -93,6 +96,9 @@ def populate(src):
     folder("zero_d", ZERO_D)
     folder("one_d", ONE_D)
     folder("structured", STRUCT)
+    folder("large", LARGE)
+    with open(src.join("large_stored.npz"), "wb") as f:
+        f.write(npz_bytes({n + ".npy": a for n, a in LARGE.items()}, False))
     os.mkdir(src.join("ra"))
     for k, (n, a) in enumerate(RA.items()):
         with open(src.join("ra", n + ".ra"), "wb") as f:
@@ -174,6 +180,20 @@ class StackCase(mountlib.MountCase):
         want, _ = self.check_stack("zero_d", ZERO_D)
         self.assertEqual(want.shape, (len(NAMES),))
         self.check_stack("one_d", ONE_D)
+
+    def test_large_members_spliced_at_any_offset(self):
+        want, data = self.check_stack("large", LARGE)
+        got = np.load(self.mp("large_stored.npz", ".stack", "stack.npy"))
+        np.testing.assert_array_equal(got, want)
+        # reads that start and end inside members, across several
+        fd = os.open(self.mp("large", ".stack", "data"), os.O_RDONLY)
+        try:
+            for off, n in ((1, 5), (102399, 2), (50000, 300000),
+                           (len(data) - 7, 100), (0, len(data))):
+                self.assertEqual(os.pread(fd, n, off), data[off:off + n],
+                                 "[%d, +%d)" % (off, n))
+        finally:
+            os.close(fd)
 
     def test_structured_members(self):
         self.check_stack("structured", STRUCT)
