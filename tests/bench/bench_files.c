@@ -9,6 +9,7 @@
  * Lists DIR once (readdir, sorted, no stat), then reads DIR/NAME SUFFIX for
  * every NAME ending in .npy. Prints "SECONDS BYTES FAILED".
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
