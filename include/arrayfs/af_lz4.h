@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "af_array.h"
+#include "af_pool.h"
 #include "af_source.h"
 #include "af_status.h"
 #include "af_view.h"
@@ -79,6 +80,18 @@ uint64_t af_lz4_index_size(const af_lz4_index *ix);
  */
 af_status af_lz4_index_read(af_lz4_index *ix, void *buf, size_t len,
 			    uint64_t off, af_error *err);
+
+/**
+ * Let @p ix walk ahead on @p pool (af_pool.h, which must outlive it);
+ * before the first read. The first pass over the block then parses the
+ * sequences of the blocks ahead (up to 64, 16 MiB of output, only their
+ * records kept) on a pool thread while the reader's thread decodes the
+ * block it needs with liblz4, instead of one thread doing both; the
+ * verdicts and bytes are the same. Returns AF_OK or AF_E_INVAL (read
+ * already, or a pool set).
+ */
+af_status af_lz4_index_set_pool(af_lz4_index *ix, af_pool *pool,
+				af_error *err);
 
 /** Bytes @p ix holds now: points, records, cached blocks, buffers. */
 size_t af_lz4_index_memory(af_lz4_index *ix);

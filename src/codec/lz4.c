@@ -188,8 +188,24 @@ af_lz4_index *af_lz4_index_hold(af_lz4_index *ix)
 
 void af_lz4_index_close(af_lz4_index *ix)
 {
-	if (ix && __atomic_sub_fetch(&ix->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		index_free(ix, true, true);
+	if (!ix || __atomic_sub_fetch(&ix->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (ix->pool)
+		lz4_walk_stop(ix);
+	index_free(ix, true, true);
+}
+
+af_status af_lz4_index_set_pool(af_lz4_index *ix, af_pool *pool,
+				af_error *err)
+{
+	pthread_mutex_lock(&ix->lock);
+	bool fresh = ix->frontier == 0 && !ix->frontier_busy && !ix->pool;
+	if (fresh)
+		ix->pool = pool;
+	pthread_mutex_unlock(&ix->lock);
+	return fresh ? AF_OK : af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+					    "a pool is set only before the "
+					    "first read");
 }
 
 bool lz4_index_fits(const af_lz4_index *ix, const af_array *a)

@@ -6,6 +6,7 @@
  * cache entry, or left in the source when it is all literals; its last
  * 64 KiB are the next block's history, kept as an access point every span.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,6 @@ static af_status frontier_walk(af_lz4_index *ix, uint64_t b, af_error *err)
 		if (ix->cur.ml && ix->cur.offset == 0)
 			ix->zeros[b + 1] = 1;
 	}
-	ix->walked = b + 1;
 	return AF_OK;
 }
 
@@ -76,19 +76,17 @@ static af_status frontier_read(af_lz4_index *ix, uint64_t b, uint64_t x,
 }
 
 /*
- * Walk block @p b = the frontier and decode it into @p e (owner, lock not
+ * Decode block @p b = the frontier (walked) into @p e (owner, lock not
  * held), or with @p e NULL read it (literals only, served from the
  * source); keep its last bytes as the next block's history, and as a
- * point when one falls at its end.
+ * point when one falls at its end. @p in_place: the walker's window is
+ * the owner's (no walk job), so input it holds is decoded where it is.
  */
 static af_status frontier_step(af_lz4_index *ix, uint64_t b,
-			       struct lz4_entry *e, af_error *err)
+			       struct lz4_entry *e, bool in_place,
+			       af_error *err)
 {
 	af_status st = AF_OK;
-	if (ix->walked < b + 1)
-		st = frontier_walk(ix, b, err);
-	if (st != AF_OK)
-		return st;
 	uint64_t x = lz4_blk_start(ix, b), y = lz4_blk_end(ix, b);
 	size_t h = lz4_hist_before(ix, x), h2 = lz4_hist_before(ix, y);
 	unsigned char *point = NULL;
@@ -101,11 +99,14 @@ static af_status frontier_step(af_lz4_index *ix, uint64_t b,
 	if (e) {
 		memcpy(e->buf + ix->hist - h, ix->fhist + ix->hist - h, h);
 		size_t cap0 = ix->fincap;
-		const struct lz4_window win = { ix->walk.buf, ix->walk.buf_at,
-						ix->walk.buf_len };
+		struct lz4_window win = { NULL, 0, 0 };
+		if (in_place)
+			win = (struct lz4_window){ ix->walk.buf, ix->walk.buf_at,
+						   ix->walk.buf_len };
 		st = lz4_span_decode(&ix->walk, e->buf + ix->hist, x, y,
 				     &ix->recs[b], &ix->recs[b + 1], ix->zeros[b],
-				     &win, &ix->finbuf, &ix->fincap, err);
+				     in_place ? &win : NULL, &ix->finbuf,
+				     &ix->fincap, err);
 		lz4_mem_add(ix, ix->fincap - cap0);
 		if (st == AF_OK)
 			memcpy(ix->fhist + ix->hist - h2,
@@ -127,12 +128,88 @@ static af_status frontier_step(af_lz4_index *ix, uint64_t b,
 	return AF_OK;
 }
 
+/* Blocks the walk job walks ahead of the frontier at most: only their
+ * records (64 bytes each) are kept, so far ahead costs nothing. */
+#define LZ4I_WALK_AHEAD 64u
+
+/* The walk job: walk blocks from ix->walked to ix->walk_to, publishing
+ * each, on a pool thread. A failure stops it: the owner walks that block
+ * again itself and meets the same verdict. */
+static void walk_job_run(struct afp_job *job)
+{
+	af_lz4_index *ix = (af_lz4_index *)((char *)job -
+					    offsetof(af_lz4_index, walk_job));
+	pthread_mutex_lock(&ix->lock);
+	while (!ix->closing && ix->walked < ix->walk_to &&
+	       ix->sticky == AF_OK) {
+		uint64_t b = ix->walked;
+		pthread_mutex_unlock(&ix->lock);
+		af_error mine;
+		af_error_clear(&mine);
+		af_status st = frontier_walk(ix, b, &mine);
+		pthread_mutex_lock(&ix->lock);
+		if (st != AF_OK)
+			break;
+		ix->walked = b + 1;
+		pthread_cond_broadcast(&ix->cond);
+	}
+	ix->walk_running = false;
+	pthread_cond_broadcast(&ix->cond);
+	pthread_mutex_unlock(&ix->lock);
+}
+
+/* With a pool, have the blocks after @p f walked ahead (lock held). */
+static void walk_ahead(af_lz4_index *ix, uint64_t f)
+{
+	if (!ix->pool || ix->walk_running || ix->closing ||
+	    ix->walked >= ix->nblocks || ix->walked > f + LZ4I_WALK_AHEAD)
+		return;
+	uint64_t to = f + 1 + LZ4I_WALK_AHEAD;
+	ix->walk_to = to < ix->nblocks ? to : ix->nblocks;
+	ix->walk_running = true;
+	ix->walk_job.run = walk_job_run;
+	afp_submit(ix->pool, &ix->walk_job);
+}
+
+void lz4_walk_stop(af_lz4_index *ix)
+{
+	pthread_mutex_lock(&ix->lock);
+	ix->closing = true;
+	if (ix->walk_running && afp_take(ix->pool, &ix->walk_job))
+		ix->walk_running = false;
+	while (ix->walk_running)
+		pthread_cond_wait(&ix->cond, &ix->lock);
+	pthread_mutex_unlock(&ix->lock);
+}
+
 af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
 {
 	af_status st = AF_OK;
 	ix->frontier_busy = true;
 	while (ix->frontier <= b && ix->sticky == AF_OK) {
 		uint64_t f = ix->frontier;
+		if (ix->walked < f + 1 && ix->walk_running) {
+			/* the walk job is on it: never walk beside it */
+			if (afp_take(ix->pool, &ix->walk_job))
+				ix->walk_running = false; /* not started */
+			else
+				pthread_cond_wait(&ix->cond, &ix->lock);
+			continue;
+		}
+		bool walk_here = ix->walked < f + 1;
+		af_error mine;
+		af_error_clear(&mine);
+		if (walk_here) {
+			pthread_mutex_unlock(&ix->lock);
+			st = frontier_walk(ix, f, &mine);
+			pthread_mutex_lock(&ix->lock);
+			if (st != AF_OK) {
+				lz4_fail_locked(ix, st, &mine, err);
+				break;
+			}
+			ix->walked = f + 1;
+		}
+		walk_ahead(ix, f);
 		/* recs[f] is known: it was walked with block f - 1 */
 		bool direct = lz4_in_literals(&ix->recs[f], lz4_blk_start(ix, f),
 					  lz4_blk_end(ix, f));
@@ -146,10 +223,9 @@ af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
 				continue;
 			}
 		}
+		bool in_place = !ix->walk_running;
 		pthread_mutex_unlock(&ix->lock);
-		af_error mine;
-		af_error_clear(&mine);
-		st = frontier_step(ix, f, e, &mine);
+		st = frontier_step(ix, f, e, in_place, &mine);
 		pthread_mutex_lock(&ix->lock);
 		if (e)
 			lz4_entry_done(ix, e, st);

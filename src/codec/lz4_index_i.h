@@ -20,6 +20,7 @@
 #include <pthread.h>
 
 #include "lz4_i.h"
+#include "pool_i.h"
 
 enum entry_state { ENT_EMPTY = 0, ENT_FILLING, ENT_VALID };
 
@@ -57,11 +58,20 @@ struct af_lz4_index {
 	uint64_t tick;
 	size_t mem;            /* bytes held; atomic */
 
-	/* frontier owner */
+	/* the walker: the frontier owner's, or while walk_running the walk
+	 * job's (lz4_frontier.c), which walks ahead of the frontier on a
+	 * pool thread while the owner decodes */
 	struct lz4_walker walk;
 	struct lz4_seq cur;    /* the last sequence walked */
 	bool have_cur;
-	uint64_t walked;       /* recs[1..walked] are set */
+	uint64_t walked;       /* recs[1..walked] are set; lock */
+	af_pool *pool;         /* NULL: the owner walks each block itself */
+	struct afp_job walk_job;
+	bool walk_running;     /* lock: the job is queued or walking */
+	uint64_t walk_to;      /* lock: it walks blocks up to this one */
+	bool closing;          /* lock */
+
+	/* frontier owner */
 	unsigned char *fhist;  /* the hist bytes of output before the frontier */
 	unsigned char *finbuf;
 	size_t fincap;
@@ -125,5 +135,8 @@ af_status lz4_fail_locked(af_lz4_index *ix, af_status st, const af_error *mine,
  * so), or the failure met.
  */
 af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err);
+
+/** Take back or wait for the walk job (at close; lock not held). */
+void lz4_walk_stop(af_lz4_index *ix);
 
 #endif /* ARRAYFS_LZ4_INDEX_I_H */

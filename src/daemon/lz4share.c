@@ -23,9 +23,10 @@ static void share_free(struct afd_lz4share *s)
 	free(s);
 }
 
-/* A new share over its own fd and reference to @p sf. */
+/* A new share over its own fd and reference to @p sf, walking ahead on
+ * @p pool if there is one. */
 static int share_new(struct afd_src *sf, const af_array *a, int fd,
-		     struct afd_lz4share **out, af_error *err)
+		     af_pool *pool, struct afd_lz4share **out, af_error *err)
 {
 	struct afd_lz4share *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -41,6 +42,8 @@ static int share_new(struct afd_src *sf, const af_array *a, int fd,
 	}
 	af_source_init_fd(&s->src, s->fd, 0, (uint64_t)sf->st.st_size);
 	af_status st = af_lz4_index_open(&s->ix, a, &s->src, err);
+	if (st == AF_OK && pool)
+		st = af_lz4_index_set_pool(s->ix, pool, err);
 	if (st != AF_OK) {
 		share_free(s);
 		return -af_status_errno(st);
@@ -65,7 +68,7 @@ int afd_lz4share_get(struct afd_ctx *c, struct afd_src *sf, const af_array *a,
 	}
 	/* made unlocked: opening reads nothing, but allocates its tables */
 	struct afd_lz4share *mine = NULL;
-	int rc = share_new(sf, a, fd, &mine, err);
+	int rc = share_new(sf, a, fd, c->pool, &mine, err);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&sf->mlock);

@@ -512,6 +512,74 @@ START_TEST(threads_reading_one_index_see_the_same_bytes)
 }
 END_TEST
 
+/* Read the whole block at @p c (@p cn bytes, @p n decoded) in 10000-byte
+ * steps through an index walking ahead on @p pool: the status, and the
+ * bytes into @p out. */
+static af_status read_on_pool(const unsigned char *c, size_t cn, size_t n,
+			      af_pool *pool, unsigned char *out, af_error *err)
+{
+	af_source src;
+	af_source_init_mem(&src, c, cn);
+	af_lz4_index *ix;
+	struct lz4_opts o = small_opts();
+	o.walk_buf = 4096;
+	ck_assert_int_eq(lz4_index_open_opts(&ix, &src, 0, cn, n, &o, err), AF_OK);
+	ck_assert_int_eq(af_lz4_index_set_pool(ix, pool, err), AF_OK);
+	af_status st = AF_OK;
+	for (size_t off = 0; off < n && st == AF_OK; off += 10000)
+		st = af_lz4_index_read(ix, out + off, n - off < 10000 ? n - off : 10000,
+				       off, err);
+	/* too late for a pool now */
+	ck_assert_int_eq(af_lz4_index_set_pool(ix, pool, NULL), AF_E_INVAL);
+	af_lz4_index_close(ix);
+	return st;
+}
+
+/* Walking ahead on a pool thread (or queued and taken back, with a pool
+ * of no thread) gives liblz4's bytes and verdicts, as walking in line. */
+START_TEST(walking_ahead_on_a_pool_agrees_with_liblz4)
+{
+	af_pool *pools[2];
+	af_error err;
+	ck_assert_int_eq(af_pool_open(&pools[0], 0, 0, &err), AF_OK);
+	ck_assert_int_eq(af_pool_open(&pools[1], 2, 0, &err), AF_OK);
+	size_t n = 600000;
+	unsigned char *want = malloc(n), *got = malloc(n);
+	for (int k = 0; k < CONTENTS; k++) {
+		unsigned char *raw = make((enum content)k, n, 30u + (uint64_t)k);
+		size_t cn;
+		unsigned char *c = compress(raw, n, &cn);
+		for (int flip = 0; flip < 4; flip++) {
+			if (flip)
+				c[(cn / 4) * (size_t)flip] ^= (unsigned char)(0x21 * flip);
+			int ok = LZ4_decompress_safe((const char *)c, (char *)want,
+						     (int)cn, (int)n);
+			for (int p = 0; p < 2; p++) {
+				af_status st = read_on_pool(c, cn, n, pools[p], got,
+							    &err);
+				if (ok == (int)n) {
+					ck_assert_msg(st == AF_OK, "content %d flip %d "
+						      "pool %d: %s", k, flip, p,
+						      err.msg);
+					ck_assert(memcmp(got, want, n) == 0);
+				} else {
+					ck_assert_msg(st == AF_E_CORRUPT, "content %d "
+						      "flip %d pool %d: %d", k,
+						      flip, p, st);
+				}
+			}
+		}
+		ck_assert_uint_eq(af_pool_queued(pools[0]), 0);
+		free(c);
+		free(raw);
+	}
+	free(want);
+	free(got);
+	af_pool_close(pools[0]);
+	af_pool_close(pools[1]);
+}
+END_TEST
+
 /* data and B.npy of one array over one index: both right, one cache. */
 START_TEST(views_share_one_index)
 {
@@ -608,6 +676,7 @@ int main(void)
 	tcase_add_test(tc, zero_offset_reads_as_liblz4_decodes_it);
 	tcase_add_test(tc, read_failures_are_retried);
 	tcase_add_test(tc, threads_reading_one_index_see_the_same_bytes);
+	tcase_add_test(tc, walking_ahead_on_a_pool_agrees_with_liblz4);
 	tcase_add_test(tc, views_share_one_index);
 	tcase_add_test(tc, empty_output_and_bad_arguments);
 	tcase_add_test(tc, view_cost_is_the_index_bound);
