@@ -129,7 +129,8 @@ class ServerProcess:
     """One server process started by a test (see the module comment).
 
     ARGV runs in the foreground; its stdout and stderr go to LOG_PATH; it
-    must come to listen on 127.0.0.1:PORT."""
+    must come to listen on one of `want` (127.0.0.1:PORT, unless a
+    subclass says otherwise)."""
 
     def __init__(self, name, argv, port, log_path, cwd=None):
         self.name, self.argv, self.port = name, list(argv), port
@@ -140,7 +141,7 @@ class ServerProcess:
         self.returncode = None
 
     def start(self, deadline=START_DEADLINE):
-        """Start it and wait until it listens on 127.0.0.1:PORT. Raises
+        """Start it and wait until it listens on one of `want`. Raises
         ServerError (with its log) if it exits first or time runs out; the
         server is stopped then."""
         with open(self.log_path, "ab") as log:
