@@ -223,9 +223,8 @@ void af_inflate_close(af_inflate *z);
  * AF_E_CORRUPT (its span CRCs), never give other bytes, unless it forges
  * the span CRCs too; a read that starts from byte 0 still checks the
  * member's own CRC-32 at the end.
- * Known gap: while a span is being checked, blocks already inflated in it
- * enter the block cache, and a concurrent reader may take them before the
- * check ends (the checking reader still fails if the span is bad).
+ * No block holding bytes of a span whose check has not ended enters the
+ * block cache, so no reader takes bytes of a span before it is checked.
  */
 
 /** The identity an index is saved under: the archive file's (from stat)

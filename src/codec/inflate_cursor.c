@@ -407,6 +407,18 @@ static af_status produce(af_inflate *z, struct afz_cursor *c,
 	return afz_verify(z, c, dst, n, err);
 }
 
+/*
+ * The span whose check must end before a cache block ending at @p bend
+ * may be served: with a loaded index, the span @p c is checking if the
+ * block holds any of its bytes (its check has not ended), else none.
+ */
+static size_t pending_span(const af_inflate *z, const struct afz_cursor *c,
+			   uint64_t bend)
+{
+	return z->loaded && c->vspan != AFZ_NO_SPAN &&
+	       bend > afz_span_start(z, c->vspan) ? c->vspan : AFZ_NO_SPAN;
+}
+
 static af_status publish_copy(af_inflate *z, struct afz_cursor *c,
 			      const unsigned char *src, uint64_t at,
 			      size_t len, af_error *err)
@@ -415,7 +427,8 @@ static af_status publish_copy(af_inflate *z, struct afz_cursor *c,
 	if (st)
 		return st;
 	memcpy(c->blockbuf, src, len);
-	afz_cache_put(z, c, at / z->o.block, len);
+	afz_cache_put(z, c, at / z->o.block, len,
+		      pending_span(z, c, at + len));
 	return AF_OK;
 }
 
@@ -473,7 +486,8 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			       (size_t)(e - a));
 		}
 		if (whole && (bend > off || bstart >= keep_from))
-			afz_cache_put(z, c, bstart / bs, (size_t)(bend - bstart));
+			afz_cache_put(z, c, bstart / bs, (size_t)(bend - bstart),
+				      pending_span(z, c, bend));
 	}
 	/* a span of a loaded index that the read touched is checked whole
 	 * before the read returns: inflate on to its end */
@@ -486,7 +500,8 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 		if (!st)
 			st = produce(z, c, c->blockbuf, bend - from, err);
 		if (!st && whole)
-			afz_cache_put(z, c, from / bs, (size_t)(bend - from));
+			afz_cache_put(z, c, from / bs, (size_t)(bend - from),
+				      pending_span(z, c, bend));
 	}
 	return st;
 }

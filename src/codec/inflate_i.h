@@ -143,6 +143,8 @@ struct afz_cursor {
 struct afz_cache_ent {
 	bool valid;
 	uint64_t blk;          /* block index: output offset / block */
+	size_t span;           /* served only once this span of a loaded
+				* index is checked (AFZ_NO_SPAN: always) */
 	size_t len;            /* == block except for the last block */
 	uint64_t used;
 	unsigned char *data;
@@ -385,10 +387,12 @@ size_t afz_cache_get(af_inflate *z, unsigned char *buf, size_t len,
 
 /**
  * Hand c->blockbuf, holding block @p blk (@p len bytes), to the cache; c
- * gets the evicted buffer back, or NULL (allocate on next use).
+ * gets the evicted buffer back, or NULL (allocate on next use). It is
+ * served only once span @p span (of a loaded index) passed its check:
+ * no reader takes bytes of a span that may fail it. AFZ_NO_SPAN: at once.
  */
 void afz_cache_put(af_inflate *z, struct afz_cursor *c, uint64_t blk,
-		   size_t len);
+		   size_t len, size_t span);
 
 /** Forget cached blocks overlapping [@p from, @p to): a span that failed
  * its check. Takes the lock. */

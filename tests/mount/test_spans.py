@@ -110,7 +110,10 @@ class SpansCase(unittest.TestCase):
         self.assertTrue(used)
         self.assertGreater(units, SIZE // (3 << 19) // 2)
         self.assertGreater(threads, 0)
-        self.assertLess(inflated, SIZE * 1.2)
+        # the first reads, before the reader counts as sequential, go
+        # through the cursors (a span or two again); without read-ahead
+        # a reader of a saved index inflates every span about twice
+        self.assertLess(inflated, SIZE * 1.3)
 
     def interleaved(self):
         """A sequential reader and two random ones at once, each with its
