@@ -24,6 +24,9 @@ void afd_limits_default(struct afd_limits *l)
 		.src_max = 4096,
 		/* each archive holds an fd and its central directory */
 		.src_max_zip = 64,
+		/* a crashed daemon loses at most this much of what it issued
+		 * (those handles are then ESTALE, never wrong) */
+		.ids_save_ms = 30000,
 	};
 }
 
@@ -151,6 +154,7 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 
 void afd_ctx_destroy(struct afd_ctx *c)
 {
+	afd_export_saver_stop(c);
 	/* first: open files hold references on sources and nodes */
 	if (c->have_open)
 		afd_openset_destroy(&c->open);

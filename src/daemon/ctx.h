@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "bound.h"
+#include "export.h"
 #include "log.h"
 #include "nodes.h"
 #include "srcfile.h"
@@ -38,9 +39,12 @@ struct afd_limits {
 	uint64_t bound_idle_ms; /* ...given up only by handles idle this long */
 	size_t src_max;         /* parsed sources cached */
 	size_t src_max_zip;     /* of those, archives (each holds an fd) */
+	uint64_t ids_save_ms;   /* the id map is saved this often while it
+				 * changes (0: at unmount only), export.h */
 };
 
-/** The defaults: 512 handles, 256 MiB after 1 s idle, 4096 sources, 64 archives. */
+/** The defaults: 512 handles, 256 MiB after 1 s idle, 4096 sources, 64
+ * archives, the id map saved every 30 s while it changes. */
 void afd_limits_default(struct afd_limits *l);
 
 /**
@@ -84,6 +88,7 @@ struct afd_ctx {
 	bool have_open;
 	struct afd_stacks stacks; /* `.stack` verdicts and member fds */
 	bool have_stacks;
+	struct afd_saver saver;   /* saves the id map now and then (export.h) */
 	struct afd_boundset bound; /* node handles for open-less reads */
 	bool have_bound;
 	bool no_open;             /* the kernel sends no open (set at init) */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctx.h"
@@ -178,23 +179,97 @@ void afd_export_save(struct afd_ctx *c)
 	uint64_t key;
 	if (!c->opts.index_dir || !map_name(c, name, sizeof(name), &key))
 		return;
+	/* copied under the lock (lookups wait for a copy, not for a disk) */
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int rc = 0;
 	pthread_mutex_lock(&c->nodes.lock);
-	bool dirty = c->nodes.ids.dirty;
-	pthread_mutex_unlock(&c->nodes.lock);
-	if (!dirty)
-		return;
-	int dfd = open_dir(c->opts.index_dir, true);
-	int rc = dfd < 0 ? -errno : 0;
-	if (rc == 0) {
-		pthread_mutex_lock(&c->nodes.lock);
-		rc = afd_idmap_save(&c->nodes.ids, key, dfd, name);
+	if (c->nodes.ids.dirty) {
+		rc = afd_idmap_encode(&c->nodes.ids, key, &buf, &len);
 		if (rc == 0)
 			c->nodes.ids.dirty = false;
-		pthread_mutex_unlock(&c->nodes.lock);
-		close(dfd);
 	}
-	if (rc < 0)
+	pthread_mutex_unlock(&c->nodes.lock);
+	if (rc == 0 && !buf)
+		return;   /* nothing changed */
+	if (rc == 0) {
+		int dfd = open_dir(c->opts.index_dir, true);
+		rc = dfd < 0 ? -errno : afd_idmap_write(buf, len, dfd, name);
+		if (dfd >= 0)
+			close(dfd);
+	}
+	free(buf);
+	if (rc < 0) {
+		pthread_mutex_lock(&c->nodes.lock);
+		c->nodes.ids.dirty = true;   /* try again next time */
+		pthread_mutex_unlock(&c->nodes.lock);
 		afd_log(&c->log, AFD_LOG_WARN, "cannot save id map %s/%s: %s "
 			"(file handles will not survive a restart)",
 			c->opts.index_dir, name, strerror(-rc));
+	}
+}
+
+static void *saver_main(void *arg)
+{
+	struct afd_ctx *c = arg;
+	struct afd_saver *s = &c->saver;
+	uint64_t every = c->opts.limits.ids_save_ms;
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec += (time_t)(every / 1000);
+		t.tv_nsec += (long)(every % 1000) * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		while (!s->stop &&
+		       pthread_cond_timedwait(&s->cond, &s->lock, &t) != ETIMEDOUT)
+			;
+		if (s->stop)
+			break;
+		pthread_mutex_unlock(&s->lock);
+		afd_export_save(c);
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int afd_export_saver_start(struct afd_ctx *c)
+{
+	struct afd_saver *s = &c->saver;
+	if (s->running || !c->opts.index_dir || !c->opts.limits.ids_save_ms)
+		return 0;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	s->stop = false;
+	int rc = pthread_create(&s->thread, NULL, saver_main, c);
+	if (rc != 0) {
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+		return -rc;
+	}
+	s->running = true;
+	return 0;
+}
+
+void afd_export_saver_stop(struct afd_ctx *c)
+{
+	struct afd_saver *s = &c->saver;
+	if (!s->running)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	s->running = false;
 }

@@ -23,6 +23,7 @@
 #ifndef ARRAYFS_DAEMON_EXPORT_H
 #define ARRAYFS_DAEMON_EXPORT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -47,7 +48,25 @@ int afd_export_lookup(struct afd_ctx *c, uint64_t nodeid, bool parent,
  */
 void afd_export_load(struct afd_ctx *c);
 
-/** Save the id map if it changed (atomically). Logs a failure once. */
+/**
+ * Save the id map if it changed (atomically): copied under the node
+ * table's lock, written without it. Logs a failure.
+ */
 void afd_export_save(struct afd_ctx *c);
+
+/** The thread that saves the id map every limits.ids_save_ms while it
+ * changes, so a daemon that crashes loses only the latest ids. */
+struct afd_saver {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool running, stop;
+};
+
+/** Start the saver (nothing with ids_save_ms 0 or no index folder).
+ * Returns 0 or -errno (the map is then saved at unmount only). */
+int afd_export_saver_start(struct afd_ctx *c);
+/** Stop the saver and wait for it; harmless if it never started. */
+void afd_export_saver_stop(struct afd_ctx *c);
 
 #endif /* ARRAYFS_DAEMON_EXPORT_H */

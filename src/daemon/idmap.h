@@ -150,4 +150,9 @@ int afd_idmap_load(struct afd_idmap *m, uint64_t key, int dirfd,
 int afd_idmap_save(const struct afd_idmap *m, uint64_t key, int dirfd,
 		   const char *file);
 
+/** Write @p len bytes at @p buf (afd_idmap_encode's) as afd_idmap_save
+ * does. Returns 0 or -errno. */
+int afd_idmap_write(const unsigned char *buf, size_t len, int dirfd,
+		    const char *file);
+
 #endif /* ARRAYFS_DAEMON_IDMAP_H */

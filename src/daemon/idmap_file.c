@@ -340,24 +340,16 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 	return 0;
 }
 
-int afd_idmap_save(const struct afd_idmap *m, uint64_t key, int dirfd,
-		   const char *file)
+int afd_idmap_write(const unsigned char *buf, size_t len, int dirfd,
+		    const char *file)
 {
-	unsigned char *buf;
-	size_t len;
-	int rc = afd_idmap_encode(m, key, &buf, &len);
-	if (rc < 0)
-		return rc;
 	char tmp[300];
 	snprintf(tmp, sizeof(tmp), ".ids-tmp-%ld-%.200s", (long)getpid(), file);
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 			O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		rc = -errno;
-		free(buf);
-		return rc;
-	}
-	rc = write_all(fd, buf, len);
+	if (fd < 0)
+		return -errno;
+	int rc = write_all(fd, buf, len);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
@@ -366,6 +358,18 @@ int afd_idmap_save(const struct afd_idmap *m, uint64_t key, int dirfd,
 		rc = -errno;
 	if (rc < 0)
 		unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+int afd_idmap_save(const struct afd_idmap *m, uint64_t key, int dirfd,
+		   const char *file)
+{
+	unsigned char *buf;
+	size_t len;
+	int rc = afd_idmap_encode(m, key, &buf, &len);
+	if (rc < 0)
+		return rc;
+	rc = afd_idmap_write(buf, len, dirfd, file);
 	free(buf);
 	return rc;
 }

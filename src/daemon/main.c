@@ -220,6 +220,9 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 		afd_log(&c->log, AFD_LOG_WARN,
 			"no change notification thread: changed sources show "
 			"after the cache timeout");
+	if (afd_export_saver_start(c) < 0)
+		afd_log(&c->log, AFD_LOG_WARN, "no id map saver thread: the "
+			"ids NFS handles name are saved at unmount only");
 	int rc;
 	if (cmd->singlethread) {
 		rc = fuse_session_loop(se);
@@ -240,6 +243,7 @@ static int run(struct afd_ctx *c, struct fuse_args *args,
 	}
 	afd_notify_stop(c);
 	/* the ids given out, for the handles NFS clients keep (export.h) */
+	afd_export_saver_stop(c);
 	afd_export_save(c);
 	/* a positive rc is the signal that ended the loop: a clean exit */
 	ret = rc < 0 ? 1 : 0;

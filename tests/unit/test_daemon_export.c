@@ -174,6 +174,40 @@ START_TEST(a_corrupt_map_is_ignored)
 }
 END_TEST
 
+/* Whether the cache folder holds a map file. */
+static bool have_map_file(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "ls %s/ids-*.afm >/dev/null 2>&1", cache);
+	return system(cmd) == 0;
+}
+
+START_TEST(the_saver_writes_the_map_while_it_changes)
+{
+	c.opts.limits.ids_save_ms = 20;
+	ck_assert_int_eq(afd_export_saver_start(&c), 0);
+	usleep(100 * 1000);
+	ck_assert(!have_map_file());   /* nothing issued: nothing to save */
+	struct afd_node *arr = aftd_must(&c, c.nodes.root, "a.npy");
+	uint64_t arr_id = arr->nodeid;
+	for (int i = 0; i < 500 && !have_map_file(); i++)
+		usleep(10 * 1000);
+	ck_assert(have_map_file());
+	/* as a crash would leave it: no save at the end */
+	afd_export_saver_stop(&c);
+	c.nodes.ids.dirty = false;
+	c.opts.index_dir = NULL;
+	afd_ctx_destroy(&c);
+	aftd_ctx_open(&c, dir, NULL);
+	c.opts.index_dir = cache;
+	afd_export_load(&c);
+	struct afd_node *n;
+	struct stat st;
+	ck_assert_int_eq(self(&c, arr_id, &n, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
 	Suite *s = suite_create("daemon_export");
@@ -183,6 +217,7 @@ static Suite *export_suite(void)
 	tcase_add_test(tc, changed_sources_make_old_ids_stale);
 	tcase_add_test(tc, ids_survive_a_restart_through_the_saved_map);
 	tcase_add_test(tc, a_corrupt_map_is_ignored);
+	tcase_add_test(tc, the_saver_writes_the_map_while_it_changes);
 	suite_add_tcase(s, tc);
 	return s;
 }
