@@ -231,7 +231,10 @@ static int list_npz(const struct afd_src *sf, const char *prefix,
 		const struct afd_zchild *ch = &z->kids[k];
 		if (ch->member >= 0 && af_stack_member_name(ch->name, true) &&
 		    !strchr(ch->name, '\n') &&
-		    !afd_src_member_hidden((struct afd_src *)sf, (size_t)ch->member))
+		    /* not afd_src_member_hidden: whether a member failed to
+		     * open before must not decide; a broken one means none */
+		    af_zip_entry_readable(af_zip_entry_at(sf->zip,
+							  (size_t)ch->member), NULL))
 			rc = namelist_add(l, ch->name, ch->member);
 	}
 	return rc;

@@ -108,6 +108,11 @@ def populate(src):
         f.write(npz_bytes(npz, False))
     with open(src.join("deflated.npz"), "wb") as f:
         f.write(npz_bytes(npz, True))
+    # each folder of an archive has its own stack
+    with open(src.join("nested.npz"), "wb") as f:
+        f.write(npz_bytes({"a1.npy": np.zeros(3), "a2.npy": np.ones(3),
+                           "sub/b1.npy": np.zeros((2, 2), "<i2"),
+                           "sub/b2.npy": np.ones((2, 2), "<i2")}, True))
     # folders that do not stack, each for one reason
     bad = {
         "bad_dtype": {"a": np.zeros(3, "<f4"), "b": np.zeros(3, "<f8")},
@@ -221,6 +226,13 @@ class StackCase(mountlib.MountCase):
             np.testing.assert_array_equal(got, self.expected(C_F4), npz)
             with open(self.mp(npz, ".stack", "names")) as f:
                 self.assertEqual(f.read(), "".join(n + ".npy\n" for n in NAMES))
+
+    def test_npz_folders_each_have_their_own(self):
+        top = np.load(self.mp("nested.npz", ".stack", "stack.npy"))
+        np.testing.assert_array_equal(top, np.stack([np.zeros(3), np.ones(3)]))
+        sub = np.load(self.mp("nested.npz", "sub", ".stack", "stack.npy"))
+        np.testing.assert_array_equal(
+            sub, np.stack([np.zeros((2, 2), "<i2"), np.ones((2, 2), "<i2")]))
 
     def test_zarr_reads_the_stack(self):
         for folder, arrays in (("c_f4", C_F4), ("fortran", FORTRAN),
