@@ -156,10 +156,13 @@ class NfsRestartTest(unittest.TestCase):
         check_reads()
         device = self.m.device
         self.stop()
-        # another mount takes the freed device number: the new one differs
-        decoy = Mount(self.src.path, None, ["-o", "no_index"])
-        decoy.start()
-        self.addCleanup(decoy.cleanup)
+        # other mounts take free device numbers (the lowest first) until
+        # one has the freed one: the new mount gets another
+        decoys = []
+        while len(decoys) < 16 and (not decoys or decoys[-1].device != device):
+            decoys.append(Mount(self.src.path, None, ["-o", "no_index"]))
+            self.addCleanup(decoys[-1].cleanup)
+            decoys[-1].start()
         self.start(netns)
         self.assertNotEqual(self.m.device, device)
         drop_caches()
@@ -167,7 +170,8 @@ class NfsRestartTest(unittest.TestCase):
         self.assertEqual(open_all(), before)   # the same handles: they survive
         check_reads()
         self.stop()
-        decoy.umount()
+        for decoy in decoys:
+            decoy.umount()
 
 
 if __name__ == "__main__":
