@@ -151,7 +151,10 @@ static void walk_job_run(struct afp_job *job)
 		if (st != AF_OK)
 			break;
 		ix->walked = b + 1;
-		pthread_cond_broadcast(&ix->cond);
+		/* wake no one for nothing: readers waiting on the frontier
+		 * wait on this condvar too */
+		if (ix->walk_waiters)
+			pthread_cond_broadcast(&ix->cond);
 	}
 	ix->walk_running = false;
 	pthread_cond_broadcast(&ix->cond);
@@ -190,10 +193,13 @@ af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
 		uint64_t f = ix->frontier;
 		if (ix->walked < f + 1 && ix->walk_running) {
 			/* the walk job is on it: never walk beside it */
-			if (afp_take(ix->pool, &ix->walk_job))
+			if (afp_take(ix->pool, &ix->walk_job)) {
 				ix->walk_running = false; /* not started */
-			else
+			} else {
+				ix->walk_waiters++;
 				pthread_cond_wait(&ix->cond, &ix->lock);
+				ix->walk_waiters--;
+			}
 			continue;
 		}
 		bool walk_here = ix->walked < f + 1;

@@ -69,6 +69,7 @@ struct af_lz4_index {
 	struct afp_job walk_job;
 	bool walk_running;     /* lock: the job is queued or walking */
 	uint64_t walk_to;      /* lock: it walks blocks up to this one */
+	unsigned walk_waiters; /* lock: owners waiting for it to walk one */
 	bool closing;          /* lock */
 
 	/* frontier owner */
