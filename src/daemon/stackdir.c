@@ -161,6 +161,10 @@ static struct afd_stack *remember(struct afd_ctx *c, char *dir, char *prefix,
 		if (!sl || ss->slot[k].used < sl->used)
 			sl = &ss->slot[k];
 	struct afd_stack *old = sl->stk;
+	/* a resolve (getattr, open) cannot tell whether the folder's changes
+	 * are pushed; the lookup that made the last verdict could */
+	if (sl->dir && strcmp(sl->dir, dir) == 0 && same_str(sl->prefix, prefix))
+		watched = watched || sl->watched;
 	slot_clear(sl);
 	sl->dir = dir;
 	sl->prefix = prefix;

@@ -56,6 +56,7 @@ def npz_bytes(members, deflate):
 
 
 NAMES = ["img1", "img2", "img3", "img10", "img11", "img20"]
+MANY = 400
 
 
 def members(make):
@@ -126,6 +127,14 @@ def populate(src):
     folder("bad_broken", {"a": np.zeros(3, "<f4"), "b": np.zeros(3, "<f4")})
     with open(src.join("bad_broken", "c.npy"), "wb") as f:
         f.write(b"\x93NUMPY not really")
+    # enough members for the parallel header read (stackhdr.h), one of
+    # them (in the middle) of another shape in the second folder
+    for name, odd in (("many", None), ("many_bad", 257)):
+        os.mkdir(src.join(name))
+        for k in range(MANY):
+            a = np.full(2 if k == odd else 3, k, "<u2")
+            with open(src.join(name, "p%d.npy" % k), "wb") as f:
+                f.write(npy_bytes(a))
     # a source entry named .stack wins
     folder("own", {"a": np.zeros(3, "<f4"), "b": np.zeros(3, "<f4")})
     with open(src.join("own", ".stack"), "w") as f:
@@ -278,6 +287,17 @@ class StackCase(mountlib.MountCase):
             self.assertEqual(len(lines), 1, "%s: %r" % (folder, lines))
             self.assertIn(member, lines[0])
             self.assertIn(word, lines[0])
+
+    def test_many_members_read_ahead_in_parallel(self):
+        got = np.load(self.mp("many", ".stack", "stack.npy"))
+        np.testing.assert_array_equal(
+            got, np.stack([np.full(3, k, "<u2") for k in range(MANY)]))
+        with self.assertRaises(FileNotFoundError):
+            os.stat(self.mp("many_bad", ".stack"))
+        lines = [ln for ln in self.m.log().splitlines()
+                 if "many_bad/.stack" in ln]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("p257.npy: shape 2, not 3", lines[0])
 
     def test_a_source_named_stack_wins(self):
         with open(self.mp("own", ".stack")) as f:
