@@ -25,75 +25,7 @@
 #include <string.h>
 
 #include "arrayfs/arrayfs.h"
-
-/* A growable string; `failed` sticks once an allocation fails. */
-typedef struct textbuf {
-	char *buf;
-	size_t len;
-	size_t cap;
-	bool failed;
-} textbuf;
-
-static void tb_reserve(textbuf *tb, size_t extra)
-{
-	if (tb->failed)
-		return;
-	if (extra < tb->cap - tb->len)
-		return;
-	size_t cap = tb->cap ? tb->cap : 64;
-	while (cap - tb->len <= extra) {
-		if (cap > SIZE_MAX / 2) {
-			tb->failed = true;
-			return;
-		}
-		cap *= 2;
-	}
-	char *p = realloc(tb->buf, cap);
-	if (!p) {
-		tb->failed = true;
-		return;
-	}
-	tb->buf = p;
-	tb->cap = cap;
-}
-
-static void tb_add(textbuf *tb, const char *s, size_t n)
-{
-	tb_reserve(tb, n);
-	if (tb->failed)
-		return;
-	memcpy(tb->buf + tb->len, s, n);
-	tb->len += n;
-	tb->buf[tb->len] = '\0';
-}
-
-static void tb_str(textbuf *tb, const char *s)
-{
-	tb_add(tb, s, strlen(s));
-}
-
-static void tb_u64(textbuf *tb, uint64_t v)
-{
-	char num[24];
-	int n = snprintf(num, sizeof(num), "%" PRIu64, v);
-	tb_add(tb, num, (size_t)n);
-}
-
-/* Hands the text to the caller, or frees it and reports no memory. */
-static af_status tb_finish(textbuf *tb, char **out, size_t *len)
-{
-	if (!tb->failed && !tb->buf)
-		tb_add(tb, "", 0);
-	if (tb->failed) {
-		free(tb->buf);
-		*out = NULL;
-		*len = 0;
-		return AF_E_NOMEM;
-	}
-	*out = tb->buf;
-	*len = tb->len;
-	return AF_OK;
-}
+#include "textbuf_i.h"
 
 static void tb_dims(textbuf *tb, const af_array *a)
 {

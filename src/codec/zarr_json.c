@@ -12,14 +12,14 @@
 void zj_init(zj *w)
 {
 	memset(w, 0, sizeof(*w));
-	w->f = open_memstream(&w->buf, &w->len);
-	if (!w->f)
-		w->failed = AF_E_NOMEM;
 }
 
 static void zj_add(zj *w, const char *s, size_t n)
 {
-	if (!w->failed && n > 0 && fwrite(s, 1, n, w->f) != n)
+	if (w->failed)
+		return;
+	tb_add(&w->text, s, n);
+	if (w->text.failed)
 		w->failed = AF_E_NOMEM;
 }
 
@@ -181,20 +181,13 @@ void zj_literal(zj *w, const char *text)
 
 af_status zj_finish(zj *w, char **out, size_t *len)
 {
-	/* closing the stream settles buf and len (an empty text is "") */
-	if (w->f && fclose(w->f) != 0 && !w->failed)
-		w->failed = AF_E_NOMEM;
-	w->f = NULL;
-	af_status st = w->failed;
-	if (st != AF_OK) {
-		free(w->buf);
+	af_status st = tb_finish(&w->text, out, len);
+	if (w->failed != AF_OK && st == AF_OK) {
+		/* too deep: the text made so far is not the document */
+		free(*out);
 		*out = NULL;
 		*len = 0;
-	} else {
-		*out = w->buf;
-		*len = w->len;
+		st = w->failed;
 	}
-	w->buf = NULL;
-	w->len = 0;
 	return st;
 }

@@ -17,7 +17,10 @@
  * failure sets `failed`; every later call is a no-op and zj_finish then
  * reports AF_E_NOMEM and frees the text. Nesting deeper than ZJ_MAX_DEPTH
  * also sets `failed` (AF_E_LIMIT). Every zj_init is followed by one
- * zj_finish, which releases the stream.
+ * zj_finish, which hands over or frees the text. The text is a plain
+ * buffer, not a stdio stream: the metadata texts are made at every parse
+ * of an array (their lengths are file sizes), and a stream's locked calls
+ * cost a sixth of a parse.
  */
 #ifndef ARRAYFS_ZARR_JSON_I_H
 #define ARRAYFS_ZARR_JSON_I_H
@@ -28,15 +31,14 @@
 #include <stdio.h>
 
 #include "arrayfs/af_status.h"
+#include "textbuf_i.h"
 
 /* A structured dtype nests at most AF_DTYPE_MAX_DEPTH lists, each two
  * JSON levels deep (the field list and one field), inside the document. */
 #define ZJ_MAX_DEPTH 80
 
 typedef struct zj {
-	FILE *f;                  /* an open_memstream over buf and len */
-	char *buf;
-	size_t len;
+	textbuf text;             /* the text so far */
 	unsigned depth;
 	char open[ZJ_MAX_DEPTH];  /* '{' or '[' of each open container */
 	bool items[ZJ_MAX_DEPTH]; /* does it hold anything yet */
