@@ -507,6 +507,14 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 			slot_clear(z, s);
 		at = stop;
 	}
+	if (mine) {
+		/* the member failed (sticky) before this read inflated the
+		 * unit made for it: give the unit back, or afz_ahead_stop
+		 * waits for a RUNNING slot nobody runs */
+		z->jobs--;
+		slot_clear(z, mine);
+		pthread_cond_broadcast(&z->idle);
+	}
 	pthread_mutex_unlock(&z->lock);
 	return st;
 }
