@@ -54,6 +54,12 @@ static void read_one(struct afd_hdrs *h, struct afd_hdr *hd)
 			return;
 		}
 		hd->len = (uint32_t)got;
+		/* the whole file is in buf: close it here, in parallel, not
+		 * in the scan's one thread */
+		if ((uint64_t)got == (uint64_t)hd->st.st_size) {
+			close(hd->fd);
+			hd->fd = -1;
+		}
 	}
 	memset(&hd->src, 0, sizeof(hd->src));
 	hd->src.pread = prefix_pread;

@@ -36,7 +36,8 @@ struct afd_srcroot;
 struct afd_hdr {
 	uint64_t i;
 	int state;                /* HDR_EMPTY, HDR_BUSY, HDR_READY */
-	int fd;                   /* open on READY unless err, else -1 */
+	int fd;                   /* open on READY unless err or the whole
+				   * file is in buf, else -1 */
 	int err;                  /* -errno of the open, fstat or read */
 	struct stat st;
 	uint32_t len;             /* prefix bytes read */
