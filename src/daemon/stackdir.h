@@ -92,6 +92,7 @@ struct afd_stacks {
 
 /** Set up @p s; member fds open beneath @p root's folders. Returns 0. */
 int afd_stacks_init(struct afd_stacks *s, const struct afd_srcroot *root);
+/** Stop the prefetch thread, drop every verdict, close every member fd. */
 void afd_stacks_destroy(struct afd_stacks *s);
 
 /** True if @p id is under a `.stack` (its path or npz member says so). */
@@ -107,7 +108,9 @@ bool afd_stack_id(const struct afd_id *id);
  */
 int afd_stack_get(struct afd_ctx *c, const struct afd_id *id, bool watched,
 		  struct afd_stack **out);
+/** Count one more holder of @p s. */
 void afd_stack_hold(struct afd_stack *s);
+/** Drop one (NULL: nothing); the last frees it and closes its fds. */
 void afd_stack_put(struct afd_stack *s);
 
 /** Member @p i's name (not NUL-terminated: *len bytes). */

@@ -61,6 +61,7 @@ struct afd_mfds {
 	unsigned njobs;
 };
 
+/** Set up @p m: no fd open, no thread until the first read-ahead. */
 void afd_mfds_init(struct afd_mfds *m, const struct afd_srcroot *root);
 /** Stop the prefetch thread (dropping its jobs): before stacks are freed. */
 void afd_mfds_stop(struct afd_mfds *m);
@@ -84,6 +85,7 @@ struct afd_stackread {
  */
 struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 					 struct afd_stack *stk);
+/** Free @p r (NULL: nothing) and drop its hold on the stack. */
 void afd_stackread_close(struct afd_stackread *r);
 
 /**
