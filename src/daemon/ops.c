@@ -418,8 +418,9 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 				    plus ? &how : NULL);
 	int sent = used < 0 ? fuse_reply_err(req, (int)-used) :
 		   fuse_reply_buf(req, buf, (size_t)used);
-	if (sent == -ENOENT) {
-		/* the request was interrupted: the kernel never got them */
+	if (sent == -ENOENT || used < 0) {
+		/* an error sends no entry, and an interrupted request reaches
+		 * no one: the kernel never got them */
 		for (size_t i = 0; i < pr.n; i++)
 			forget_one(c, pr.counted[i], 1);
 	}
