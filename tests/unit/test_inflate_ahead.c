@@ -289,8 +289,13 @@ START_TEST(spans_read_ahead_are_checked_against_the_pass)
 		st = read_at(z, &s, off, 64 * KIB, &err);
 	ck_assert_int_eq(st, AF_E_CORRUPT);
 	ck_assert_ptr_nonnull(strstr(err.msg, "pass from 0"));
-	/* condemned: even bytes far from the change */
+	/* condemned: even bytes far from the change, and a reader that
+	 * would have been sequential (a unit made for it, then not
+	 * inflated: closing must not wait for it) */
 	ck_assert_int_eq(read_at(z, &s, 0, 10, &err), AF_E_CORRUPT);
+	for (uint64_t off = 0; off < 4 * SPAN; off += 32 * KIB)
+		ck_assert_int_eq(read_at(z, &s, off, 32 * KIB, &err),
+				 AF_E_CORRUPT);
 	af_inflate_close(z);
 	af_pool_close(p);
 	free_stream(&s);
