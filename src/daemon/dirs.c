@@ -198,7 +198,10 @@ static ssize_t fill_mirror(fuse_req_t req, const struct afd_dir_plus *plus,
 			      afd_ino_of(child, NULL, AE_NONE) : 0;
 		}
 		off_t next = d->entry->d_off;
-		if (!add(req, plus, true, buf, size, &used, name, ino,
+		/* an archive's entry would read its central directory (up
+		 * to 512 MiB): listed by name, looked up when it is used */
+		if (!add(req, plus, !afd_is_archive_name(name), buf, size,
+			 &used, name, ino,
 			 dtype_of(d->entry->d_type, name), next))
 			break;
 		d->entry = NULL;

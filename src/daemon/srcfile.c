@@ -56,6 +56,11 @@ bool afd_is_array_name(const char *name)
 	       ends_with(name, ".npz");
 }
 
+bool afd_is_archive_name(const char *name)
+{
+	return ends_with(name, ".npz");
+}
+
 static size_t bucket_of(const char *path)
 {
 	return afd_hash_mix(afd_hash_str(AFD_FNV_SEED, path)) &

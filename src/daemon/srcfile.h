@@ -111,6 +111,8 @@ void afd_srcs_destroy(struct afd_srcs *s);
 
 /** True for names the daemon may turn into folders (.npy, .ra, .npz). */
 bool afd_is_array_name(const char *name);
+/** True for names the daemon may turn into archive folders (.npz). */
+bool afd_is_archive_name(const char *name);
 
 /**
  * The current parsed version of source file @p path (relative to the

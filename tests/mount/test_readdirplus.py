@@ -150,6 +150,17 @@ class ReaddirplusCase(mountlib.FreshMountCase):
         finally:
             fresh.umount()
 
+    def test_an_archive_is_listed_by_name_and_parsed_only_when_used(self):
+        os.stat(self.mp("many"))
+        os.listdir(self.mp("many"))
+        at = self.mark()
+        os.lstat(self.mp("many", "a0002.npy"))
+        self.assertEqual(self.requests(at), {}, "an array's entry came with the listing")
+        os.lstat(self.mp("many", "z.npz"))
+        self.assertEqual(self.requests(at), {"LOOKUP": 1},
+                         "the listing sent an archive's entry (it read its central directory)")
+        self.assertEqual(sorted(os.listdir(self.mp("many", "z.npz"))), ["k.npy"])
+
     def test_a_source_changed_between_listing_and_reading_reads_new_bytes(self):
         os.listdir(self.mp("many"))
         for name in ("a0003.npy", "a0004.npy", "a0005.npy"):
