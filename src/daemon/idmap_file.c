@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The id map's file (idmap.h). Little-endian throughout:
- *   header  "AFIDMAP\n", u32 format (1), u32 flags (0), u64 source key,
+ *   header  "AFIDMAP\n", u32 format (2), u32 flags (0), u64 source key,
  *           u64 next_id, u64 count                                (40 bytes)
  *   count records, oldest first: u64 id, u32 gen, u8 kind, u8 entry,
  *           u16 0, u64 sub, u64 version, u64 parent, u64 dev, u64 ino,
@@ -25,7 +25,7 @@
 #include "nodes.h"
 
 #define MAGIC "AFIDMAP\n"
-#define FORMAT 1u
+#define FORMAT 2u   /* 2: AE_NAMES took 10, the B.zarr/ files moved up */
 #define HDR_LEN 40u
 #define REC_LEN 64u
 #define NO_MEMBER 0xffffu

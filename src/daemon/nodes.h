@@ -39,35 +39,37 @@
 
 struct afd_bound;
 
+/* The numbers of afd_nkind and afd_entry are stored in the id map's file
+ * (idmap_file.c): never renumber one; change its FORMAT if you must. */
 enum afd_nkind {
 	NK_DIR = 1,   /* a mirrored source folder */
-	NK_FILE,      /* a source file served as-is (also fifos etc.) */
-	NK_LINK,      /* a source symlink */
-	NK_ARRAY,     /* X.npy / X.ra, or an npz member K.npy (member set) */
-	NK_NPZDIR,    /* an npz root (member "") or sub-folder ("a/b/") */
-	NK_MEMBER,    /* a non-array npz member, served uncompressed */
-	NK_ENTRY,     /* one file of an array directory */
-	NK_ZARRDIR,   /* B.zarr/ of an array directory (entry AE_ZARR) */
-	NK_ZARRFILE,  /* a file in B.zarr/ (AE_ZARRAY .. AE_ZCHUNK) */
+	NK_FILE = 2,     /* a source file served as-is (also fifos etc.) */
+	NK_LINK = 3,     /* a source symlink */
+	NK_ARRAY = 4,    /* X.npy / X.ra, or an npz member K.npy (member set) */
+	NK_NPZDIR = 5,   /* an npz root (member "") or sub-folder ("a/b/") */
+	NK_MEMBER = 6,   /* a non-array npz member, served uncompressed */
+	NK_ENTRY = 7,    /* one file of an array directory */
+	NK_ZARRDIR = 8,  /* B.zarr/ of an array directory (entry AE_ZARR) */
+	NK_ZARRFILE = 9, /* a file in B.zarr/ (AE_ZARRAY .. AE_ZCHUNK) */
 };
 
 enum afd_entry {
 	AE_NONE = 0,
-	AE_DATA,
-	AE_SHAPE,
-	AE_DTYPE,
-	AE_HEADER,
-	AE_NPY,
-	AE_RA,
-	AE_HDR,       /* data.hdr */
-	AE_NHDR,      /* B.nhdr */
-	AE_ZARR,      /* B.zarr/ */
-	AE_NAMES,     /* names: only in a `.stack/` (stackdir.h) */
-	AE_COUNT,     /* the entries of an array directory end here */
-	AE_ZARRAY,    /* in B.zarr/: .zarray, .zattrs, zarr.json, chunk `sub` */
-	AE_ZATTRS,
-	AE_ZJSON,
-	AE_ZCHUNK,
+	AE_DATA = 1,
+	AE_SHAPE = 2,
+	AE_DTYPE = 3,
+	AE_HEADER = 4,
+	AE_NPY = 5,
+	AE_RA = 6,
+	AE_HDR = 7,       /* data.hdr */
+	AE_NHDR = 8,      /* B.nhdr */
+	AE_ZARR = 9,      /* B.zarr/ */
+	AE_NAMES = 10,     /* names: only in a `.stack/` (stackdir.h) */
+	AE_COUNT = 11,     /* the entries of an array directory end here */
+	AE_ZARRAY = 12,    /* in B.zarr/: .zarray, .zattrs, zarr.json, chunk `sub` */
+	AE_ZATTRS = 13,
+	AE_ZJSON = 14,
+	AE_ZCHUNK = 15,
 };
 
 struct afd_node {
