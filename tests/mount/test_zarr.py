@@ -3,11 +3,14 @@
 """B.zarr/ (CONTRACT.md): every array of the numpy-written corpus read back
 by zarr-python and zarrita.js equals numpy's, file for file as expect.py's
 model says; chunk files are ordinary files of the mount (listing, lookups,
-inode numbers, xattrs, EROFS, freshness); -o zarr_chunk; hostile shapes
-and dtypes get no store or a correct one."""
+inode numbers, xattrs, EROFS, freshness); -o zarr_chunk; zarr-python's
+reads of the chunk files cost the requests a plain file's do (counted in
+the daemon's -d log); hostile shapes and dtypes get no store or a correct
+one."""
 import errno
 import json
 import os
+import re
 import sys
 import warnings
 
@@ -339,6 +342,41 @@ class ZarrFreshnessTest(FreshMountCase):
             f.write(b"not an array any more")
         wait_for(lambda: os.path.isfile(self.m.path("a.npy")), DEADLINE, what="a plain file")
         self.assertFalse(os.path.exists(store))
+
+
+class ChunkRequestsTest(FreshMountCase):
+    """What keeps zarr over the mount near FUSE's own ceiling (the bench's
+    zarr section), counted in the daemon's -d log: chunk files are read in
+    READs of the readahead window (512 KiB when root: -o readahead_kb),
+    not the kernel's 128 KiB, and a second zarr read of the array is
+    served from the page cache with no READ and no OPEN."""
+    mount_args = ("-d", "-o", "zarr_chunk=%d" % (1 << 20))
+    ROWS, COLS = 1024, 1024  # int32: four chunk files of 1 MiB
+
+    def populate(self):
+        self.arr = (np.arange(self.ROWS * self.COLS, dtype="<i4") % 977).reshape(self.ROWS,
+                                                                                self.COLS)
+        np.save(self.src.join("a.npy"), self.arr)
+
+    def opcodes(self, name):
+        return len(re.findall(r"opcode: %s \(" % name, self.m.log()))
+
+    def test_chunks_are_read_in_readahead_windows_then_from_the_page_cache(self):
+        store = self.m.path("a.npy", "a.zarr")
+        chunks = [n for n in os.listdir(store) if n[0].isdigit()]
+        self.assertEqual(len(chunks), 4, chunks)
+        reads0 = self.opcodes("READ")
+        assert_same_array(zarr_read(store), self.arr, "first zarr read")
+        first = self.opcodes("READ") - reads0
+        window = (512 if os.geteuid() == 0 else 128) << 10
+        # each 1 MiB chunk in READs of the window (one more where the
+        # source's 128-byte header shifts the pages), and zarr's metadata
+        most = len(chunks) * ((1 << 20) // window + 1) + 3
+        self.assertLessEqual(first, most, "READs smaller than the %d KiB window" % (window >> 10))
+        assert_same_array(zarr_read(store), self.arr, "second zarr read")
+        self.assertEqual(self.opcodes("READ") - reads0, first,
+                         "the second zarr read reached the daemon instead of the page cache")
+        self.assertLessEqual(self.opcodes("OPEN"), 1, "the kernel sends an OPEN per chunk file")
 
 
 if __name__ == "__main__":
