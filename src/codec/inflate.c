@@ -27,6 +27,7 @@ void af_inflate_default_opts(struct af_inflate_opts *o)
 {
 	o->engine = AF_INFLATE_AUTO;
 	o->span = AF_INFLATE_SPAN;
+	o->piece = AFZ_PIECE;
 	o->cursors = AF_INFLATE_CURSORS;
 	o->block = AF_INFLATE_BLOCK;
 	o->cache_blocks = AF_INFLATE_CACHE_BLOCKS;
@@ -97,6 +98,7 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 {
 	*out = NULL;
 	if (!compressed || !compressed->pread || o->span == 0 ||
+	    o->piece > (1u << 30) ||
 	    o->cursors == 0 || o->cursors > 64 || o->block == 0 ||
 	    o->block > (1u << 30) || o->cache_blocks > 4096 || o->inbuf == 0 ||
 	    o->inbuf > (1u << 30) || (unsigned)o->engine > AF_INFLATE_ISAL)
@@ -113,6 +115,8 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 	z->size = uncomp_size;
 	z->crc = crc;
 	z->o = *o;
+	if (!z->o.piece)
+		z->o.piece = AFZ_PIECE;
 	if (!z->o.seek_chunk)
 		z->o.seek_chunk = AFZ_SEEK_CHUNK;
 	if (!z->o.seek_limit)
@@ -164,8 +168,10 @@ void af_inflate_close(af_inflate *z)
 	for (size_t i = 0; i < z->npoints; i++)
 		free(z->points[i].window);
 	free(z->points);
-	free(z->span_crc);
-	free(z->span_ok);
+	free(z->piece_first);
+	free(z->piece_crc);
+	free(z->piece_ok);
+	free(z->grid);
 	for (unsigned i = 0; i < z->o.cursors; i++)
 		afz_cursor_free(z, &z->cursors[i]);
 	free(z->cursors);

@@ -19,8 +19,8 @@ size_t afz_cache_get(af_inflate *z, unsigned char *buf, size_t len,
 	for (unsigned i = 0; i < z->o.cache_blocks; i++) {
 		struct afz_cache_ent *e = &z->cache[i];
 		if (!e->valid || e->blk != blk || at >= e->len ||
-		    (e->span != AFZ_NO_SPAN &&
-		     !__atomic_load_n(&z->span_ok[e->span], __ATOMIC_ACQUIRE)))
+		    (e->piece != AFZ_NO_PIECE &&
+		     !__atomic_load_n(&z->piece_ok[e->piece], __ATOMIC_ACQUIRE)))
 			continue;
 		size_t n = e->len - at;
 		if (n > len)
@@ -33,7 +33,7 @@ size_t afz_cache_get(af_inflate *z, unsigned char *buf, size_t len,
 }
 
 void afz_cache_put(af_inflate *z, struct afz_cursor *c, uint64_t blk,
-		   size_t len, size_t span)
+		   size_t len, size_t piece)
 {
 	if (z->o.cache_blocks == 0 || c->blockbuf == NULL)
 		return;
@@ -55,7 +55,7 @@ void afz_cache_put(af_inflate *z, struct afz_cursor *c, uint64_t blk,
 	victim->valid = true;
 	victim->blk = blk;
 	victim->len = len;
-	victim->span = span;
+	victim->piece = piece;
 	victim->used = ++z->tick;
 	c->blockbuf = old;
 	pthread_mutex_unlock(&z->lock);

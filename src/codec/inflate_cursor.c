@@ -156,7 +156,8 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	c->seek_fed = 0;
 	c->scouted = false;
 	c->crc = 0;
-	c->vspan = AFZ_NO_SPAN;
+	c->vpiece = AFZ_NO_PIECE;
+	c->bad_from = c->bad_to = 0;
 	if (!p) {
 		c->in = 0;
 		c->out = 0;
@@ -349,9 +350,9 @@ static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 	uint64_t at = c->out, mark = c->next_mark;
 	bool from_start = c->from_start;
 	uint32_t crc = c->crc;
-	/* the span check goes on over the replayed stretch's end too */
-	size_t vspan = c->vspan;
-	uint64_t vend = c->vend;
+	/* the piece check goes on over the replayed stretch's end too */
+	size_t vpiece = c->vpiece;
+	uint64_t vstart = c->vstart, vend = c->vend;
 	uint32_t vcrc = c->vcrc;
 	struct afz_point pt;
 	bool at_point;
@@ -378,7 +379,8 @@ static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 	c->from_start = from_start;
 	c->crc = crc;
 	c->next_mark = mark;
-	c->vspan = vspan;
+	c->vpiece = vpiece;
+	c->vstart = vstart;
 	c->vend = vend;
 	c->vcrc = vcrc;
 	if (!st && c->ended)
@@ -391,6 +393,9 @@ static af_status produce(af_inflate *z, struct afz_cursor *c,
 			 unsigned char *dst, uint64_t n, af_error *err)
 {
 	uint64_t end = c->out + n;
+	/* a pass from 0 records the CRC-32s a saved index's pieces need */
+	bool grid = c->from_start && !z->loaded;
+	uint32_t crc = c->crc;
 	af_status st = c->eng->produce(z, c, dst, n, err);
 	if (c->refused) {
 		st = take_over(z, c, err);
@@ -400,23 +405,38 @@ static af_status produce(af_inflate *z, struct afz_cursor *c,
 						     end - c->out, err);
 	}
 	if (st) {
-		c->vspan = AFZ_NO_SPAN;
+		c->vpiece = AFZ_NO_PIECE;
 		return st;
 	}
 	__atomic_fetch_add(&z->inflated, n, __ATOMIC_RELAXED);
+	if (grid)
+		afz_grid_record(z, crc, end - n, dst, n);
 	return afz_verify(z, c, dst, n, err);
 }
 
 /*
- * The span whose check must end before a cache block ending at @p bend
- * may be served: with a loaded index, the span @p c is checking if the
+ * The piece whose check must end before a cache block ending at @p bend
+ * may be served: with a loaded index, the piece @p c is checking if the
  * block holds any of its bytes (its check has not ended), else none.
  */
-static size_t pending_span(const af_inflate *z, const struct afz_cursor *c,
-			   uint64_t bend)
+static size_t pending_piece(const af_inflate *z, const struct afz_cursor *c,
+			    uint64_t bend)
 {
-	return z->loaded && c->vspan != AFZ_NO_SPAN &&
-	       bend > afz_span_start(z, c->vspan) ? c->vspan : AFZ_NO_SPAN;
+	return z->loaded && c->vpiece != AFZ_NO_PIECE && bend > c->vstart
+		       ? c->vpiece
+		       : AFZ_NO_PIECE;
+}
+
+/* Hand c->blockbuf, holding the @p len bytes at @p at (a block start),
+ * to the cache, unless they hold bytes of a piece that failed its check. */
+static void put_block(af_inflate *z, struct afz_cursor *c, uint64_t at,
+		      size_t len)
+{
+	if (c->bad_from < c->bad_to && at < c->bad_to &&
+	    at + len > c->bad_from)
+		return;
+	afz_cache_put(z, c, at / z->o.block, len,
+		      pending_piece(z, c, at + len));
 }
 
 static af_status publish_copy(af_inflate *z, struct afz_cursor *c,
@@ -427,8 +447,7 @@ static af_status publish_copy(af_inflate *z, struct afz_cursor *c,
 	if (st)
 		return st;
 	memcpy(c->blockbuf, src, len);
-	afz_cache_put(z, c, at / z->o.block, len,
-		      pending_span(z, c, at + len));
+	put_block(z, c, at, len);
 	return AF_OK;
 }
 
@@ -443,6 +462,7 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 				    ? off : bs * (z->o.cache_blocks / 2));
 	af_status st = AF_OK;
 
+	c->vfrom = off;
 	while (c->out < end && st == AF_OK) {
 		uint64_t bstart = c->out - c->out % bs;
 		uint64_t bend = z->size - bstart < bs ? z->size : bstart + bs;
@@ -486,22 +506,22 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			       (size_t)(e - a));
 		}
 		if (whole && (bend > off || bstart >= keep_from))
-			afz_cache_put(z, c, bstart / bs, (size_t)(bend - bstart),
-				      pending_span(z, c, bend));
+			put_block(z, c, bstart, (size_t)(bend - bstart));
 	}
-	/* a span of a loaded index that the read touched is checked whole
+	/* a piece of a loaded index that the read touched is checked whole
 	 * before the read returns: inflate on to its end */
-	while (st == AF_OK && c->vspan != AFZ_NO_SPAN &&
-	       afz_span_start(z, c->vspan) < end && c->out < z->size) {
+	while (st == AF_OK && c->vpiece != AFZ_NO_PIECE && c->vstart < end &&
+	       c->out < z->size) {
 		uint64_t bend = z->size - c->out < bs ? z->size : c->out + bs;
 		bool whole = c->out % bs == 0;
+		if (bend > c->vend)
+			bend = c->vend; /* no further than the piece needs */
 		uint64_t from = c->out;
 		st = afz_ensure_buf(z, &c->blockbuf, bs, err);
 		if (!st)
 			st = produce(z, c, c->blockbuf, bend - from, err);
 		if (!st && whole)
-			afz_cache_put(z, c, from / bs, (size_t)(bend - from),
-				      pending_span(z, c, bend));
+			put_block(z, c, from, (size_t)(bend - from));
 	}
 	return st;
 }

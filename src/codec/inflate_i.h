@@ -27,6 +27,8 @@
 struct af_inflate_opts {
 	af_inflate_engine engine; /* AUTO: ISA-L when built with it */
 	uint64_t span;         /* output bytes between access points, >= 1 */
+	uint64_t piece;        /* grid of the saved index's piece CRCs,
+				* <= 1 GiB (inflate_index.c; 0: default) */
 	unsigned cursors;      /* live inflate streams, >= 1 */
 	size_t block;          /* cache block size, >= 1 */
 	unsigned cache_blocks; /* cache capacity in blocks, 0 disables it */
@@ -71,6 +73,12 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
  * window. */
 #define AFZ_SCRATCH (2u * AF_INFLATE_WINDOW)
 
+/* Pieces of a saved index: a CRC-32 every this many output bytes (on
+ * multiples of it) besides the points. A cursor stops at the end of the
+ * cache block holding a read's last byte anyway, so a finer grid saves no
+ * inflating; it costs 4 bytes per 64 KiB (0.006 % of the output). */
+#define AFZ_PIECE AF_INFLATE_BLOCK
+
 /* Default index budget: 1/52 of the output = 1.92 %. */
 #define AFZ_INDEX_DIV 52u
 
@@ -111,10 +119,14 @@ struct afz_cursor {
 	uint64_t busy_end;  /* while busy: where it will stop */
 	uint64_t used;      /* LRU tick */
 	/* owner */
-	size_t vspan;       /* span whose CRC-32 is being checked, or
-			     * AFZ_NO_SPAN (spans: see inflate_index.c) */
-	uint64_t vend;      /* where that span ends */
+	size_t vpiece;      /* piece whose CRC-32 is being checked, or
+			     * AFZ_NO_PIECE (pieces: see inflate_index.c) */
+	uint64_t vstart, vend; /* where that piece begins and ends */
 	uint32_t vcrc;      /* CRC-32 of its output so far */
+	uint64_t vfrom;     /* first byte the read being served wants */
+	uint64_t bad_from, bad_to; /* output holding pieces that failed
+			     * their check before vfrom (skipped, not
+			     * cached); equal: none */
 	const struct afz_engine *eng; /* what inflates now; NULL before use */
 	z_stream zs;
 	bool inited;        /* inflateInit2 done */
@@ -143,8 +155,8 @@ struct afz_cursor {
 struct afz_cache_ent {
 	bool valid;
 	uint64_t blk;          /* block index: output offset / block */
-	size_t span;           /* served only once this span of a loaded
-				* index is checked (AFZ_NO_SPAN: always) */
+	size_t piece;          /* served only once this piece of a loaded
+				* index is checked (AFZ_NO_PIECE: always) */
 	size_t len;            /* == block except for the last block */
 	uint64_t used;
 	unsigned char *data;
@@ -207,8 +219,13 @@ struct af_inflate {
 	bool loaded;           /* points came from a saved index: no more
 				* are recorded, spans are checked */
 	bool saved;            /* the index was exported once */
-	uint32_t *span_crc;    /* loaded: CRC-32 of span 0..npoints */
-	unsigned char *span_ok; /* loaded: span checked (atomic bytes) */
+	size_t *piece_first;   /* loaded: first piece of span 0..npoints,
+				* then the number of pieces */
+	uint32_t *piece_crc;   /* loaded: CRC-32 of each piece */
+	unsigned char *piece_ok; /* loaded: piece checked (atomic bytes) */
+	uint32_t *grid;        /* grid[m - 1]: CRC-32 of output [0, m x
+				* o.piece), recorded by passes from 0 */
+	size_t ngrid, gridcap; /* lock */
 	uint64_t inflated;     /* output bytes produced, atomic (a counter
 				* for tests and the -d log) */
 	af_status sticky;      /* AF_OK, or the error every read now returns */
@@ -365,19 +382,28 @@ unsigned afz_isal_deflate(af_inflate *z, const unsigned char *in,
 /** Bytes of an ISA-L state (0 without ISA-L), for the memory bound. */
 size_t afz_isal_state_size(void);
 
-/* inflate_index.c: checking spans against a loaded index. A span is
+/* inflate_index.c: checking pieces against a loaded index. A span is
  * the output between two access points: span 0 is [0, first point), span
- * k is [point k-1, point k), the last ends at the declared size. */
-#define AFZ_NO_SPAN SIZE_MAX
+ * k is [point k-1, point k), the last ends at the declared size. Spans are
+ * cut into pieces at the multiples of o.piece inside them. */
+#define AFZ_NO_PIECE SIZE_MAX
 
 /** Feed the @p n bytes at @p dst just produced by @p c (ending at c->out)
- * to the span check: AF_OK, or AF_E_CORRUPT when a span's CRC-32 differs
- * from the loaded index's. No-op unless an index was loaded. */
+ * to the piece check: AF_OK, or AF_E_CORRUPT when a piece's CRC-32
+ * differs from the loaded index's. No-op unless an index was loaded. */
 af_status afz_verify(af_inflate *z, struct afz_cursor *c,
 		     const unsigned char *dst, uint64_t n, af_error *err);
 
 /** Where span @p k begins. */
 uint64_t afz_span_start(const af_inflate *z, size_t k);
+
+/**
+ * A pass from 0 produced the @p n bytes at @p dst (output [@p from,
+ * from + n)), after output whose CRC-32 is @p crc: record the CRC-32 at
+ * the multiples of o.piece inside, for the index's pieces. Takes the lock.
+ */
+void afz_grid_record(af_inflate *z, uint32_t crc, uint64_t from,
+		     const unsigned char *dst, uint64_t n);
 
 /* inflate_cache.c: lookup needs z->lock held; publish takes it. */
 
@@ -388,13 +414,13 @@ size_t afz_cache_get(af_inflate *z, unsigned char *buf, size_t len,
 /**
  * Hand c->blockbuf, holding block @p blk (@p len bytes), to the cache; c
  * gets the evicted buffer back, or NULL (allocate on next use). It is
- * served only once span @p span (of a loaded index) passed its check:
- * no reader takes bytes of a span that may fail it. AFZ_NO_SPAN: at once.
+ * served only once piece @p piece (of a loaded index) passed its check:
+ * no reader takes bytes of a piece that may fail it. AFZ_NO_PIECE: at once.
  */
 void afz_cache_put(af_inflate *z, struct afz_cursor *c, uint64_t blk,
-		   size_t len, size_t span);
+		   size_t len, size_t piece);
 
-/** Forget cached blocks overlapping [@p from, @p to): a span that failed
+/** Forget cached blocks overlapping [@p from, @p to): a piece that failed
  * its check. Takes the lock. */
 void afz_cache_drop(af_inflate *z, uint64_t from, uint64_t to);
 

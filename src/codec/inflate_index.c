@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A deflate stream's access points as bytes (the index file format of
- * af_inflate.h), read back as untrusted input, and the check of each span
+ * af_inflate.h), read back as untrusted input, and the check of each piece
  * inflated later against the CRC-32 the saved index holds for it.
  *
- * Span CRCs come from the CRC-32 of the output before each point, which
- * the pass from 0 knows as it records the point: the CRC of [a, b) is
- * crc[0, b) ^ crc32_combine(crc[0, a), 0, b - a) (CRC-32 is linear).
+ * A span (the output between two points) is cut into pieces at the
+ * multiples of o.piece inside it, so a random read inflates from its
+ * point to the end of the piece it needs, not of the span. Piece CRCs
+ * come from the CRC-32 of the output before each point and before each
+ * multiple of o.piece (the grid), which the pass from 0 knows as it goes:
+ * the CRC of [a, b) is crc[0, b) ^ crc32_combine(crc[0, a), 0, b - a)
+ * (CRC-32 is linear).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +18,10 @@
 #include "inflate_i.h"
 
 #define IDX_MAGIC "AFINFLX\n"
-#define IDX_VERSION 1u
+#define IDX_VERSION 2u
 #define IDX_HEAD (8u + 4u + 4u + 11u * 8u + 8u + 8u + 4u + 4u)
-#define IDX_POINT (8u + 8u + 4u + 4u + 4u + 4u)
+#define IDX_POINT (8u + 8u + 4u + 4u + 4u)
+#define IDX_PIECE 4u
 #define IDX_TAIL 4u
 
 static unsigned long long ull(uint64_t v)
@@ -41,6 +46,78 @@ static size_t span_of(const af_inflate *z, uint64_t at)
 	return p ? (size_t)(p - z->points) + 1 : 0;
 }
 
+/* Pieces of the span [a, b) (a < b): one, plus one per multiple of
+ * @p piece inside it. */
+static uint64_t pieces_in(uint64_t a, uint64_t b, uint64_t piece)
+{
+	return (b - 1) / piece - a / piece + 1;
+}
+
+/* The piece of a loaded index holding output byte @p at (< size): its
+ * number, where it begins (*start) and ends (*end). */
+static size_t piece_of(const af_inflate *z, uint64_t at, uint64_t *start,
+		       uint64_t *end)
+{
+	const uint64_t g = z->o.piece;
+	size_t k = span_of(z, at);
+	uint64_t a = afz_span_start(z, k), b = span_end(z, k);
+	uint64_t line = at - at % g;
+	*start = line < a ? a : line;
+	*end = b - line <= g ? b : line + g;
+	return z->piece_first[k] + (size_t)(at / g - a / g);
+}
+
+void afz_grid_record(af_inflate *z, uint32_t crc, uint64_t from,
+		     const unsigned char *dst, uint64_t n)
+{
+	const uint64_t g = z->o.piece;
+	uint64_t first = from / g + 1, last = (from + n) / g;
+	if (first > last)
+		return;
+	pthread_mutex_lock(&z->lock);
+	uint64_t want = (uint64_t)z->ngrid + 1;
+	pthread_mutex_unlock(&z->lock);
+	/* lines are recorded in order by the first pass to reach them; one
+	 * behind it (or past a gap) has nothing to add */
+	if (want < first || want > last)
+		return;
+	uint64_t count = last - want + 1;
+	if (count > SIZE_MAX / sizeof(uint32_t))
+		return;
+	uint32_t *crcs = malloc((size_t)count * sizeof(*crcs));
+	if (!crcs)
+		return; /* the index is then not saved: costs time only */
+	uint64_t at = from;
+	for (uint64_t m = first; m <= last; m++) {
+		crc = afz_crc32(crc, dst + (at - from), (size_t)(m * g - at));
+		at = m * g;
+		if (m >= want)
+			crcs[m - want] = crc;
+	}
+	pthread_mutex_lock(&z->lock);
+	if (z->ngrid + 1 == want) {
+		size_t need = z->ngrid + (size_t)count;
+		if (need > z->gridcap) {
+			size_t cap = z->gridcap ? z->gridcap : 64;
+			while (cap < need)
+				cap *= 2;
+			uint32_t *ng = realloc(z->grid, cap * sizeof(*ng));
+			if (ng) {
+				afz_mem_add(z, (cap - z->gridcap) * sizeof(*ng));
+				z->grid = ng;
+				z->gridcap = cap;
+			}
+		}
+		if (need <= z->gridcap) {
+			memcpy(z->grid + z->ngrid, crcs,
+			       (size_t)count * sizeof(*crcs));
+			z->ngrid = need;
+		}
+	}
+	pthread_mutex_unlock(&z->lock);
+	free(crcs);
+}
+
 af_status afz_verify(af_inflate *z, struct afz_cursor *c,
 		     const unsigned char *dst, uint64_t n, af_error *err)
 {
@@ -48,18 +125,20 @@ af_status afz_verify(af_inflate *z, struct afz_cursor *c,
 		return AF_OK;
 	uint64_t from = c->out - n, at = from;
 	while (at < c->out) {
-		if (c->vspan == AFZ_NO_SPAN) {
-			size_t k = span_of(z, at);
-			uint64_t end = span_end(z, k);
-			if (afz_span_start(z, k) != at ||
-			    __atomic_load_n(&z->span_ok[k], __ATOMIC_ACQUIRE)) {
-				/* checked already (or entered mid-span, which
-				 * a cursor that starts at points never does) */
-				at = end < c->out ? end : c->out;
+		if (c->vpiece == AFZ_NO_PIECE) {
+			uint64_t ps, pe;
+			size_t j = piece_of(z, at, &ps, &pe);
+			if (ps != at ||
+			    __atomic_load_n(&z->piece_ok[j], __ATOMIC_ACQUIRE)) {
+				/* checked already (or entered mid-piece,
+				 * which a cursor that starts at points
+				 * never does) */
+				at = pe < c->out ? pe : c->out;
 				continue;
 			}
-			c->vspan = k;
-			c->vend = end;
+			c->vpiece = j;
+			c->vstart = ps;
+			c->vend = pe;
 			c->vcrc = 0;
 		}
 		uint64_t stop = c->vend < c->out ? c->vend : c->out;
@@ -68,20 +147,33 @@ af_status afz_verify(af_inflate *z, struct afz_cursor *c,
 		at = stop;
 		if (at < c->vend)
 			break;
-		size_t k = c->vspan;
-		c->vspan = AFZ_NO_SPAN;
-		if (c->vcrc != z->span_crc[k]) {
+		size_t j = c->vpiece;
+		c->vpiece = AFZ_NO_PIECE;
+		if (c->vcrc != z->piece_crc[j]) {
 			/* blocks of it went to the cache before the check */
-			afz_cache_drop(z, afz_span_start(z, k), c->vend);
+			afz_cache_drop(z, c->vstart, c->vend);
+			if (c->vend <= c->vfrom) {
+				/* passed through on the way to the read's
+				 * bytes, whose own pieces are checked:
+				 * never cached, never served, and a read
+				 * that wants it fails */
+				if (c->bad_from == c->bad_to)
+					c->bad_from = c->vstart;
+				c->bad_to = c->vend;
+				continue;
+			}
+			size_t k = span_of(z, c->vstart);
 			return af_error_set(err, AF_E_CORRUPT, AF_NO_OFFSET,
-					    "span %zu (output bytes %llu to "
-					    "%llu) inflates to CRC-32 %08x, "
-					    "the saved index says %08x",
-					    k, ull(afz_span_start(z, k)),
-					    ull(c->vend), (unsigned)c->vcrc,
-					    (unsigned)z->span_crc[k]);
+					    "output bytes %llu to %llu (piece "
+					    "%zu of span %zu) inflate to "
+					    "CRC-32 %08x, the saved index "
+					    "says %08x",
+					    ull(c->vstart), ull(c->vend),
+					    j - z->piece_first[k], k,
+					    (unsigned)c->vcrc,
+					    (unsigned)z->piece_crc[j]);
 		}
-		__atomic_store_n(&z->span_ok[k], 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&z->piece_ok[j], 1, __ATOMIC_RELEASE);
 	}
 	return AF_OK;
 }
@@ -105,6 +197,8 @@ static bool ready(af_inflate *z)
 {
 	if (!z->crc_ok || z->loaded || z->saved || z->npoints == 0)
 		return false;
+	if (z->ngrid < (z->size - 1) / z->o.piece)
+		return false; /* a grid line was missed: ask again later */
 	for (size_t i = 0; i < z->npoints; i++)
 		if (!z->points[i].has_crc) {
 			z->saved = true;
@@ -124,11 +218,13 @@ bool af_inflate_index_ready(af_inflate *z)
 size_t af_inflate_index_max_bytes(const af_inflate *z)
 {
 	/* what the points may hold in memory, whose records are larger
-	 * than the file's, plus the header; no budget (tests): any size */
+	 * than the file's with their piece, plus the header and the grid's
+	 * pieces; no budget (tests): any size */
 	if (!z->o.index_div)
 		return SIZE_MAX / 2;
-	uint64_t n = z->size / z->o.index_div + IDX_HEAD + IDX_TAIL +
-		     IDX_POINT + AF_INFLATE_WINDOW;
+	uint64_t n = z->size / z->o.index_div +
+		     (z->size / z->o.piece + 2) * IDX_PIECE + IDX_HEAD +
+		     IDX_TAIL + IDX_POINT + AF_INFLATE_WINDOW;
 	return n > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)n;
 }
 
@@ -147,6 +243,37 @@ uint32_t afz_span_crc(uint32_t crc_a, uint32_t crc_b, uint64_t len)
 	return crc_b ^ (uint32_t)crc32_combine64(crc_a, 0, (z_off64_t)len);
 }
 
+/* CRC-32 of output [0, @p x) where x is an end of span @p k, a multiple
+ * of o.piece or the end (the pass from 0 recorded it). Lock held. */
+static uint32_t crc_at(const af_inflate *z, size_t k, uint64_t x)
+{
+	if (x == 0)
+		return 0;
+	if (x == z->size)
+		return z->crc;
+	if (k && z->points[k - 1].out == x)
+		return z->points[k - 1].crc_before;
+	if (k < z->npoints && z->points[k].out == x)
+		return z->points[k].crc_before;
+	return z->grid[x / z->o.piece - 1];
+}
+
+/* The piece CRCs of span @p k, in order, at @p p. Lock held. */
+static unsigned char *put_pieces(const af_inflate *z, size_t k,
+				 unsigned char *p)
+{
+	const uint64_t g = z->o.piece;
+	uint64_t a = afz_span_start(z, k), b = span_end(z, k);
+	for (uint64_t s = a; s < b;) {
+		uint64_t e = b - (s - s % g) <= g ? b : s - s % g + g;
+		af_put_le32(p, afz_span_crc(crc_at(z, k, s), crc_at(z, k, e),
+					    e - s));
+		p += IDX_PIECE;
+		s = e;
+	}
+	return p;
+}
+
 af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 				  unsigned char **buf, size_t *len,
 				  af_error *err)
@@ -160,9 +287,13 @@ af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 				    "no checked pass recorded every access point yet");
 	}
 	size_t n = IDX_HEAD + IDX_TAIL;
-	for (size_t i = 0; i < z->npoints; i++)
-		n += IDX_POINT + (z->points[i].zlen ? z->points[i].zlen
-						     : z->points[i].wlen);
+	for (size_t k = 0; k <= z->npoints; k++) {
+		n += IDX_PIECE * (size_t)pieces_in(afz_span_start(z, k),
+						   span_end(z, k), z->o.piece);
+		if (k < z->npoints)
+			n += IDX_POINT + (z->points[k].zlen ? z->points[k].zlen
+							     : z->points[k].wlen);
+	}
 	unsigned char *b = malloc(n);
 	if (!b) {
 		pthread_mutex_unlock(&z->lock);
@@ -174,26 +305,22 @@ af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 	put_key(b + 16, key);
 	af_put_le64(b + 104, z->o.span);
 	af_put_le64(b + 112, z->npoints);
-	af_put_le32(b + 120, z->points[0].crc_before); /* span 0 */
+	af_put_le32(b + 120, (uint32_t)z->o.piece);
 	af_put_le32(b + 124, 0);
 	unsigned char *p = b + IDX_HEAD;
 	for (size_t i = 0; i < z->npoints; i++) {
 		const struct afz_point *pt = &z->points[i];
-		uint64_t end = span_end(z, i + 1);
-		uint32_t crc_end = i + 1 < z->npoints
-					   ? z->points[i + 1].crc_before
-					   : z->crc;
 		unsigned stored = pt->zlen ? pt->zlen : pt->wlen;
 		af_put_le64(p, pt->in);
 		af_put_le64(p + 8, pt->out);
 		af_put_le32(p + 16, pt->bits);
 		af_put_le32(p + 20, pt->wlen);
 		af_put_le32(p + 24, pt->zlen);
-		af_put_le32(p + 28, afz_span_crc(pt->crc_before, crc_end,
-						end - pt->out));
 		memcpy(p + IDX_POINT, pt->window, stored);
 		p += IDX_POINT + stored;
 	}
+	for (size_t k = 0; k <= z->npoints; k++)
+		p = put_pieces(z, k, p);
 	z->saved = true;
 	pthread_mutex_unlock(&z->lock);
 	af_put_le32(p, afz_crc32(0, b, (size_t)(p - b)));
@@ -231,17 +358,18 @@ static bool window_inflates(af_inflate *z, const unsigned char *src,
 }
 
 /* Check the records of @p b (len bytes, checksum already good) against z
- * and count the points. */
+ * and that exactly the pieces of the spans they make follow: their count
+ * into *npieces. */
 static af_status check_points(af_inflate *z, const unsigned char *b,
 			      size_t len, uint64_t npoints, uint64_t comp_size,
-			      af_error *err)
+			      uint64_t *npieces, af_error *err)
 {
 	unsigned char *tmp = malloc(AF_INFLATE_WINDOW + 1);
 	if (!tmp)
 		return afz_nomem(err, "index check");
 	af_status st = AF_OK;
 	size_t at = IDX_HEAD;
-	uint64_t prev_out = 0, prev_bit = 0;
+	uint64_t prev_out = 0, prev_bit = 0, pieces = 0;
 	for (uint64_t i = 0; i < npoints && !st; i++) {
 		if (len - IDX_TAIL - at < IDX_POINT) {
 			st = refuse(err, at, "it ends inside a point");
@@ -267,12 +395,20 @@ static af_status check_points(af_inflate *z, const unsigned char *b,
 		else if (zlen && !window_inflates(z, p + IDX_POINT, zlen, wlen,
 						  tmp))
 			st = refuse(err, at, "a window does not inflate back");
+		if (!st)
+			pieces += pieces_in(prev_out, out, z->o.piece);
 		prev_out = out;
 		prev_bit = in * 8 - bits;
 		at += IDX_POINT + (zlen ? zlen : wlen);
 	}
-	if (!st && at != len - IDX_TAIL)
-		st = refuse(err, at, "bytes after the last point");
+	if (!st) {
+		/* every piece is in [0, size): fewer than 2^64 of them */
+		pieces += pieces_in(prev_out, z->size, z->o.piece);
+		size_t rest = len - IDX_TAIL - at;
+		if (rest % IDX_PIECE || rest / IDX_PIECE != pieces)
+			st = refuse(err, at, "not one CRC-32 per piece after the points");
+	}
+	*npieces = pieces;
 	free(tmp);
 	return st;
 }
@@ -301,17 +437,25 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 	uint64_t npoints = af_le64(b + 112);
 	if (npoints == 0 || npoints > (len - IDX_HEAD) / IDX_POINT)
 		return refuse(err, 112, "bad point count");
-	af_status st = check_points(z, b, len, npoints, key->comp_size, err);
+	if (af_le32(b + 120) != z->o.piece || af_le32(b + 124) != 0)
+		return refuse(err, 120, "pieces of another size");
+	uint64_t npieces = 0;
+	af_status st = check_points(z, b, len, npoints, key->comp_size,
+				    &npieces, err);
 	if (st)
 		return st;
 
+	/* npieces CRCs fit in the file: the arrays are bounded by it */
 	struct afz_point *pts = calloc((size_t)npoints, sizeof(*pts));
-	uint32_t *crcs = calloc((size_t)npoints + 1, sizeof(*crcs));
-	unsigned char *ok = calloc((size_t)npoints + 1, 1);
+	size_t *first = calloc((size_t)npoints + 2, sizeof(*first));
+	uint32_t *crcs = calloc((size_t)npieces, sizeof(*crcs));
+	unsigned char *ok = calloc((size_t)npieces, 1);
 	size_t held = 0, i = 0;
-	if (!pts || !crcs || !ok)
+	if (!pts || !first || !crcs || !ok)
 		goto nomem;
-	crcs[0] = af_le32(b + 120);
+	const unsigned char *pc = b + len - IDX_TAIL - npieces * IDX_PIECE;
+	for (size_t j = 0; j < npieces; j++)
+		crcs[j] = af_le32(pc + IDX_PIECE * j);
 	const unsigned char *p = b + IDX_HEAD;
 	for (; i < npoints; i++) {
 		struct afz_point *pt = &pts[i];
@@ -320,7 +464,9 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 		pt->bits = (uint8_t)af_le32(p + 16);
 		pt->wlen = af_le32(p + 20);
 		pt->zlen = af_le32(p + 24);
-		crcs[i + 1] = af_le32(p + 28);
+		first[i + 1] = first[i] +
+			       (size_t)pieces_in(i ? pts[i - 1].out : 0, pt->out,
+						 z->o.piece);
 		unsigned stored = pt->zlen ? pt->zlen : pt->wlen;
 		pt->window = malloc(stored ? stored : 1);
 		if (!pt->window)
@@ -339,12 +485,14 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 	z->points = pts;
 	z->npoints = z->cap = (size_t)npoints;
 	z->index_bytes = held;
-	z->span_crc = crcs;
-	z->span_ok = ok;
+	first[npoints + 1] = (size_t)npieces;
+	z->piece_first = first;
+	z->piece_crc = crcs;
+	z->piece_ok = ok;
 	z->loaded = true;
 	pthread_mutex_unlock(&z->lock);
-	afz_mem_add(z, held + (size_t)npoints + 1 +
-			       ((size_t)npoints + 1) * sizeof(*crcs));
+	afz_mem_add(z, held + ((size_t)npoints + 2) * sizeof(*first) +
+			       (size_t)npieces * (sizeof(*crcs) + 1));
 	return AF_OK;
 nomem:
 	st = afz_nomem(err, "index");
@@ -352,6 +500,7 @@ fail:
 	for (size_t j = 0; pts && j < i; j++)
 		free(pts[j].window);
 	free(pts);
+	free(first);
 	free(crcs);
 	free(ok);
 	return st;

@@ -62,6 +62,7 @@ static struct member *member_get(void)
 				.uncomp_size = MEMBER_PLAIN, .crc = m.crc };
 	af_inflate_default_opts(&m.o);
 	m.o.span = 16u << 10;
+	m.o.piece = 4u << 10; /* several pieces a span */
 	m.o.index_div = 4;
 	m.o.block = 8u << 10;
 	m.o.inbuf = 8u << 10;

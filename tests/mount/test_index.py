@@ -7,6 +7,7 @@ or stale index is refused (one line) and the bytes stay numpy's."""
 import io
 import os
 import re
+import struct
 import subprocess
 import sys
 import unittest
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 import mountlib  # noqa: E402
 
 SPAN = 3 << 19   # AF_INFLATE_SPAN
+CACHE_BLOCK = 64 << 10  # AF_INFLATE_BLOCK: a cursor fills the one it ends in
 BLOCK = 128 << 10  # what the kernel may read ahead per read
 SIZE = 48 << 20
 OFFSETS = [SIZE - 5000, 7 << 20, 40 << 20, 123456, 29 << 20, 17 << 20]
@@ -39,6 +41,40 @@ def arrayinfo_index(npz, cache):
     if r.returncode != 0:
         raise AssertionError("arrayinfo --index failed: " + r.stderr)
     return r.stdout
+
+
+def piece_bounds(path, offsets, readahead):
+    """For each member offset: the output a read there may inflate with
+    the index file @p path (format 2): from its nearest access point to
+    the end of the piece holding the last byte the kernel may ask for (or
+    of the cache block holding it, if later)."""
+    with open(path, "rb") as f:
+        b = f.read()
+    assert struct.unpack_from("<I", b, 8)[0] == 2, "index format changed"
+    size = struct.unpack_from("<Q", b, 16 + 9 * 8)[0]
+    npoints, piece = struct.unpack_from("<QI", b, 112)
+    at, outs = 128, [0]
+    for _ in range(npoints):
+        outs.append(struct.unpack_from("<Q", b, at + 8)[0])
+        wlen, zlen = struct.unpack_from("<II", b, at + 20)
+        at += 28 + (zlen or wlen)
+    outs.append(size)
+    bounds = []
+    for off in offsets:
+        last = min(off + readahead, size) - 1
+        point = max(o for o in outs[:-1] if o <= off)
+        end = min(min(o for o in outs if o > last),
+                  (last // piece + 1) * piece)
+        end = max(end, min((last // CACHE_BLOCK + 1) * CACHE_BLOCK, size))
+        bounds.append(end - point)
+    return bounds
+
+
+def npy_header_len(a):
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, np.lib.format.header_data_from_array_1_0(a))
+    return buf.tell()
 
 
 def index_files(d):
@@ -93,8 +129,14 @@ class IndexCase(unittest.TestCase):
                          r"x\.npy: index \S+\.afi, \d+ bytes, \d\d+ access points")
         inflated, used, _ = self.random_reads()
         self.assertTrue(used)
-        # each read: its nearest point to its span's end, and the kernel's
-        # read-ahead; a pass from 0 to the first offset alone is far more
+        # each read: its nearest point to the end of the piece holding
+        # the last byte of the kernel's read-ahead, not to its span's end;
+        # a pass from 0 to the first offset alone is far more
+        hdr = npy_header_len(self.arrays["x"])
+        (name,) = index_files(self.cache.path)
+        bounds = piece_bounds(os.path.join(self.cache.path, name),
+                              [hdr + off for off in OFFSETS], 4096 + BLOCK)
+        self.assertLessEqual(inflated, sum(bounds))
         self.assertLess(inflated, len(OFFSETS) * (2 * SPAN + 2 * BLOCK))
         self.assertLess(inflated, OFFSETS[0])
 

@@ -45,23 +45,28 @@ def closing_line(log):
     return int(n), used == "used", int(units), int(threads)
 
 
-def forge_span_crc(buf, which):
-    """The index file @p buf with the CRC-32 of span @p which (1 = the span
-    after the first point) changed and the file's own checksum made good
-    again, as a liar would: it is accepted, and that span fails."""
+def forge_piece_crc(buf, which):
+    """The index file @p buf with the CRC-32 of the first piece of span
+    @p which (1 = the span after the first point) changed and the file's
+    own checksum made good again, as a liar would: it is accepted, and
+    that piece fails. Returns the file and where the piece begins."""
     b = bytearray(buf)
-    npoints = struct.unpack_from("<Q", b, 112)[0]
+    size = struct.unpack_from("<Q", b, 16 + 9 * 8)[0]
+    npoints, piece = struct.unpack_from("<QI", b, 112)
     assert 1 <= which <= npoints
-    at = 128
-    for i in range(which):
+    at, outs = 128, []
+    for _ in range(npoints):
+        outs.append(struct.unpack_from("<Q", b, at + 8)[0])
         wlen, zlen = struct.unpack_from("<II", b, at + 20)
-        if i == which - 1:
-            crc = struct.unpack_from("<I", b, at + 28)[0]
-            struct.pack_into("<I", b, at + 28, crc ^ 0x5A5A5A5A)
-            lo = struct.unpack_from("<Q", b, at + 8)[0]
-        at += 32 + (zlen or wlen)
+        at += 28 + (zlen or wlen)
+    # pieces in order: each span [a, e) cut at the multiples of piece
+    ends = [0] + outs + [size]
+    first = sum((e - 1) // piece - a // piece + 1
+                for a, e in zip(ends[:which], ends[1:which + 1]))
+    struct.pack_into("<I", b, at + 4 * first,
+                     struct.unpack_from("<I", b, at + 4 * first)[0] ^ 0x5A5A5A5A)
     struct.pack_into("<I", b, len(b) - 4, zlib.crc32(bytes(b[:-4])))
-    return bytes(b), lo
+    return bytes(b), outs[which - 1]
 
 
 class SpansCase(unittest.TestCase):
@@ -168,12 +173,12 @@ class SpansCase(unittest.TestCase):
         self.assertTrue(used)
         self.assertGreater(threads, 0)
 
-    def test_span_disagreeing_with_the_index_is_eio(self):
+    def test_piece_disagreeing_with_the_index_is_eio(self):
         self.read_sequentially()
         (name,) = [f for f in os.listdir(self.cache.path) if f.endswith(".afi")]
         path = os.path.join(self.cache.path, name)
         with open(path, "rb") as f:
-            forged, lo = forge_span_crc(f.read(), 5)
+            forged, lo = forge_piece_crc(f.read(), 5)
         with open(path, "wb") as f:
             f.write(forged)
         with self.mount() as m:
@@ -192,7 +197,8 @@ class SpansCase(unittest.TestCase):
                 self.assertLessEqual(off, lo)
                 self.assertGreater(off + 4 * MIB, lo)
         log = m.log()
-        self.assertIn("span 5 (output bytes %d to" % lo, log)
+        self.assertRegex(log, r"output bytes %d to \d+ \(piece 0 of span 5\)"
+                         % lo)
         self.assertGreater(closing_line(log)[3], 0)
 
 

@@ -17,6 +17,7 @@
 
 #define KIB (1u << 10)
 #define SPAN (128u * KIB)
+#define PIECE (32u * KIB)
 
 struct member {
 	unsigned char *plain, *comp;
@@ -81,6 +82,7 @@ static af_inflate *open_engine(struct member *m, af_inflate_engine engine)
 	o.span = SPAN;
 	o.index_div = 0; /* a point every span */
 	o.block = 16 * KIB;
+	o.piece = PIECE;
 	o.cache_blocks = 8;
 	af_inflate *z = NULL;
 	af_error err;
@@ -134,17 +136,26 @@ static unsigned char *saved_index(struct member *m, size_t *len)
 	return saved_by(m, AF_INFLATE_AUTO, len);
 }
 
+/* A new stream of @p m with the index @p idx (@p len bytes) loaded. */
+static af_inflate *with_index(struct member *m, const unsigned char *idx,
+			      size_t len)
+{
+	af_inflate *z = open_member(m);
+	af_error err;
+	ck_assert_int_eq(af_inflate_index_import(z, &m->key, idx, len, &err),
+			 AF_OK);
+	ck_assert(af_inflate_index_loaded(z));
+	return z;
+}
+
 START_TEST(loaded_index_reads_at_random_within_a_span)
 {
 	struct member m;
 	make_member(&m, 3u << 20, 6, 7);
 	size_t len;
 	unsigned char *idx = saved_index(&m, &len);
-	af_inflate *z = open_member(&m);
+	af_inflate *z = with_index(&m, idx, len);
 	af_error err;
-	ck_assert_int_eq(af_inflate_index_import(z, &m.key, idx, len, &err),
-			 AF_OK);
-	ck_assert(af_inflate_index_loaded(z));
 	uint64_t seed = 99;
 	for (int i = 0; i < 40; i++) {
 		seed = seed * 6364136223846793005ull + 1;
@@ -158,6 +169,123 @@ START_TEST(loaded_index_reads_at_random_within_a_span)
 	}
 	/* the last byte, from the last point */
 	ck_assert_int_eq(read_at(z, &m, m.plen - 1, 1, &err), AF_OK);
+	af_inflate_close(z);
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
+/* The pieces of @p z's loaded index in order (as the file lists their
+ * CRCs): starts into @p at, ends into @p to; returns their count. */
+static size_t pieces(af_inflate *z, uint64_t size, uint64_t *at,
+		     uint64_t *to, size_t max)
+{
+	size_t n = 0, np = af_inflate_points(z);
+	for (size_t k = 0; k <= np; k++) {
+		uint64_t a = k ? af_inflate_point_out(z, k - 1) : 0;
+		uint64_t b = k < np ? af_inflate_point_out(z, k) : size;
+		for (uint64_t s = a; s < b; n++) {
+			uint64_t e = (s / PIECE + 1) * PIECE;
+			ck_assert_uint_lt(n, max);
+			at[n] = s;
+			to[n] = e < b ? e : b;
+			s = to[n];
+		}
+	}
+	return n;
+}
+
+/* Each read inflates from its nearest point to the end of the piece
+ * holding its last byte (or of the cache block holding it, if later: a
+ * cursor fills that block), not to its span's end. */
+START_TEST(read_inflates_to_its_piece_end)
+{
+	struct member m;
+	make_member(&m, 3u << 20, 6, 17);
+	size_t len;
+	unsigned char *idx = saved_index(&m, &len);
+	af_error err;
+	uint64_t seed = 5;
+	size_t under_span = 0;
+	for (int i = 0; i < 60; i++) {
+		/* a fresh stream each time: no cursor or cache to help */
+		af_inflate *z = with_index(&m, idx, len);
+		seed = seed * 6364136223846793005ull + 1;
+		uint64_t off = (seed >> 20) % (m.plen - 4 * KIB);
+		uint64_t last = off + 4 * KIB - 1, pt = 0, next = m.plen;
+		for (size_t k = 0; k < af_inflate_points(z); k++) {
+			uint64_t o = af_inflate_point_out(z, k);
+			if (o <= off)
+				pt = o;
+			else if (o > last && o < next)
+				next = o;
+		}
+		uint64_t pend = (last / PIECE + 1) * PIECE;
+		if (pend > next)
+			pend = next;
+		/* a cursor fills the cache block holding the last byte */
+		uint64_t bend = (last / (16 * KIB) + 1) * (16 * KIB);
+		if (bend > pend)
+			pend = bend;
+		ck_assert_int_eq(read_at(z, &m, off, 4 * KIB, &err), AF_OK);
+		ck_assert_msg(af_inflate_inflated(z) <= pend - pt,
+			      "read at %llu inflated %llu bytes from the point "
+			      "at %llu, its piece ends at %llu",
+			      (unsigned long long)off,
+			      (unsigned long long)af_inflate_inflated(z),
+			      (unsigned long long)pt, (unsigned long long)pend);
+		under_span += pend < next;
+		af_inflate_close(z);
+	}
+	ck_assert_uint_gt(under_span, 20); /* the pieces did cut spans */
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
+/* A forged piece CRC (file checksum made good again): reads in that piece
+ * fail, every time; reads around it, in the same span, before and after
+ * it, give the right bytes. */
+START_TEST(forged_piece_crc_fails_that_piece_only)
+{
+	struct member m;
+	make_member(&m, 2u << 20, 6, 23);
+	size_t len;
+	unsigned char *idx = saved_index(&m, &len);
+	af_inflate *z = with_index(&m, idx, len);
+	af_error err;
+	static uint64_t at[4096], to[4096];
+	size_t n = pieces(z, m.plen, at, to, 4096);
+	af_inflate_close(z);
+	/* a middle piece with pieces of its span on both sides */
+	size_t j = n / 2;
+	while (at[j] % PIECE != 0 || to[j] % PIECE != 0 ||
+	       to[j + 1] % PIECE != 0)
+		j++;
+	ck_assert_uint_lt(j + 1, n);
+	unsigned char *crc = idx + len - 4 - 4 * (n - j);
+	crc[1] ^= 0x5a;
+	uLong sum = crc32(0, idx, (uInt)(len - 4));
+	for (int i = 0; i < 4; i++)
+		idx[len - 4 + i] = (unsigned char)(sum >> (8 * i));
+
+	z = with_index(&m, idx, len);
+	/* after it first: its cursor passes through the bad piece */
+	ck_assert_int_eq(read_at(z, &m, at[j + 1] + 100, 1000, &err), AF_OK);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(read_at(z, &m, (at[j] + to[j]) / 2, 1000,
+					 &err), AF_E_CORRUPT);
+		ck_assert_ptr_nonnull(strstr(err.msg, "piece"));
+		ck_assert_int_eq(read_at(z, &m, at[j], 1, &err), AF_E_CORRUPT);
+		ck_assert_int_eq(read_at(z, &m, to[j] - 1, 1, &err),
+				 AF_E_CORRUPT);
+	}
+	ck_assert_int_eq(read_at(z, &m, at[j - 1], to[j - 1] - at[j - 1],
+				 &err), AF_OK);
+	ck_assert_int_eq(read_at(z, &m, to[j], 1, &err), AF_OK);
+	ck_assert_int_eq(read_at(z, &m, to[j + 1] - 10, 10, &err), AF_OK);
+	ck_assert_int_eq(read_at(z, &m, 0, 100, &err), AF_OK);
+	ck_assert_int_eq(read_at(z, &m, m.plen - 100, 100, &err), AF_OK);
 	af_inflate_close(z);
 	free(idx);
 	free_member(&m);
@@ -384,6 +512,8 @@ int main(void)
 	TCase *tc = tcase_create("index");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, loaded_index_reads_at_random_within_a_span);
+	tcase_add_test(tc, read_inflates_to_its_piece_end);
+	tcase_add_test(tc, forged_piece_crc_fails_that_piece_only);
 	tcase_add_test(tc, index_of_one_engine_serves_the_other);
 	tcase_add_test(tc, tampered_index_is_refused_and_bytes_stay_right);
 	tcase_add_test(tc, member_altered_after_saving_fails_its_span);
