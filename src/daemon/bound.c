@@ -128,10 +128,13 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 }
 
 int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
-		  struct afd_handle **out, struct afd_failure *why)
+		  struct afd_handle **out, bool *opened,
+		  struct afd_failure *why)
 {
 	struct afd_boundset *s = &c->bound;
 	afd_failure_clear(why);
+	if (opened)
+		*opened = false;
 	pthread_mutex_lock(&s->lock);
 	struct afd_bound *b = n->bound;
 	if (b) {
@@ -162,6 +165,8 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 		return rc;
 	}
 	*out = bind(c, n, h, b);
+	if (opened)
+		*opened = *out == h;
 	return 0;
 }
 

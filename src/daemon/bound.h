@@ -61,11 +61,13 @@ void afd_boundset_destroy(struct afd_boundset *s);
 
 /**
  * The handle of node @p n, made if needed; held (afd_handle_close it).
- * Returns 0, -EIO if the source is no longer the node's version, or the
+ * *@p opened (when not NULL) says whether this call opened it, so the
+ * source was fstat'ed against the node's version just now. Returns 0, -EIO if the source is no longer the node's version, or the
  * error of opening it; a failure with a reason is in @p why (fail.h).
  */
 int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
-		  struct afd_handle **out, struct afd_failure *why);
+		  struct afd_handle **out, bool *opened,
+		  struct afd_failure *why);
 /** The attributes of @p n's bound handle into @p st; false if unbound. */
 bool afd_bound_attr(struct afd_boundset *s, struct afd_node *n,
 		    struct stat *st);

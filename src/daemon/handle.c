@@ -632,7 +632,8 @@ static int read_raw(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 }
 
 int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
-		    off_t off, struct afd_rbuf *rb, struct afd_failure *why)
+		    off_t off, bool just_opened, struct afd_rbuf *rb,
+		    struct afd_failure *why)
 {
 	afd_failure_clear(why);
 	memset(rb, 0, sizeof(*rb));
@@ -673,9 +674,10 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 	/*
 	 * Never serve a mix of two versions: spliced bytes are copied after
 	 * this check (a writer then shortens or re-times the file first), and
-	 * decoded bytes were read before the second one.
+	 * decoded bytes were read before the second one. A handle this
+	 * request opened was fstat'ed against its version a moment ago.
 	 */
-	int rc = check_unchanged(h, why);
+	int rc = just_opened ? 0 : check_unchanged(h, why);
 	if (rc == 0)
 		rc = h->kind == H_RAW ? read_raw(c, h, o, end, rb, why) :
 					read_view(c, h, o, end, rb, why);

@@ -50,11 +50,14 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 		    struct afd_failure *why);
 /**
  * Prepare the bytes [off, off + size) (clipped at the end) in @p rb.
+ * @p just_opened: @p h was opened by this request, so its open's fstat
+ * stands for the check before reading (the one after a copy is made).
  * Returns 0 or -errno; a failure with a reason (the source failed, ended
  * early or changed) is recorded in @p why (fail.h).
  */
 int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
-		    off_t off, struct afd_rbuf *rb, struct afd_failure *why);
+		    off_t off, bool just_opened, struct afd_rbuf *rb,
+		    struct afd_failure *why);
 /** After the reply: free the scratch, empty the pipe. */
 void afd_rbuf_free(struct afd_rbuf *rb);
 /**

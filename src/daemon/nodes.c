@@ -11,6 +11,7 @@
 
 #include "hash.h"
 #include "nodes.h"
+#include "srcfile.h"
 
 #define AFD_NODES_MIN_BUCKETS 1024u
 
@@ -63,6 +64,7 @@ void afd_node_free(struct afd_node *n)
 	free(n->path);
 	free(n->member);
 	free(n->name);
+	free(n->sum);
 	free(n);
 }
 
@@ -491,4 +493,28 @@ done:
 	}
 	*out = v;
 	return (long)n;
+}
+
+int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
+		      const struct afd_arrsum *sum)
+{
+	pthread_mutex_lock(&t->lock);
+	if (!n->sum)
+		n->sum = malloc(sizeof(*n->sum));
+	if (n->sum)
+		*n->sum = *sum;
+	bool ok = n->sum != NULL;
+	pthread_mutex_unlock(&t->lock);
+	return ok ? 0 : -ENOMEM;
+}
+
+bool afd_nodes_sum_get(struct afd_nodes *t, const struct afd_node *n,
+		       struct afd_arrsum *out)
+{
+	pthread_mutex_lock(&t->lock);
+	bool got = n->sum != NULL;
+	if (got)
+		*out = *n->sum;
+	pthread_mutex_unlock(&t->lock);
+	return got;
 }

@@ -91,6 +91,9 @@ struct afd_node {
 	char *member;          /* npz member name or folder prefix, else NULL */
 	char *name;            /* the name in the parent */
 	uint64_t sub;          /* AE_ZCHUNK: the chunk index, else 0 */
+	/* NK_ARRAY of a .npy/.ra file: what a lookup of its entries needs
+	 * from the version last resolved (srcfile.h), under the lock, or NULL */
+	struct afd_arrsum *sum;
 	struct afd_node *id_next, *src_next, *nid_next;
 };
 
@@ -167,6 +170,18 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 void afd_node_free(struct afd_node *n);
 /** How many nodes the table holds, the root included (for the -d log). */
 size_t afd_nodes_count(struct afd_nodes *t);
+
+struct afd_arrsum;
+/**
+ * Remember @p sum (copied) as what array folder node @p n's source
+ * version holds. Returns 0 or -ENOMEM (then nothing is remembered).
+ */
+int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
+		      const struct afd_arrsum *sum);
+/** Copy what afd_nodes_sum_set last remembered for @p n into *out;
+ * false when nothing is. */
+bool afd_nodes_sum_get(struct afd_nodes *t, const struct afd_node *n,
+		       struct afd_arrsum *out);
 
 /** One notification target collected under the lock. */
 struct afd_inval {

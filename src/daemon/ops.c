@@ -139,6 +139,26 @@ static void lookup_export(fuse_req_t req, fuse_ino_t ino, bool up)
  * what a lookup of its name would have said. Returns 0 (*out set),
  * -ENOENT or -errno.
  */
+/*
+ * An array folder of a .npy/.ra file keeps what its entries' lookups need
+ * from the version just parsed (afd_arrsum, tree.h): @p n when it is one,
+ * and its folder @p p when an entry of @p p was resolved by a parse (the
+ * source changed since @p p remembered it). Without memory, lookups parse.
+ */
+static void remember_version(struct afd_ctx *c, struct afd_node *p,
+			     struct afd_node *n, const struct afd_id *id,
+			     const struct afd_res *r)
+{
+	if (!r->sf || r->sf->kind != SK_ARRAY || r->stk || id->member)
+		return;
+	struct afd_arrsum sum;
+	afd_arrsum_of(&sum, r->sf);
+	if (id->kind == NK_ARRAY)
+		(void)afd_nodes_sum_set(&c->nodes, n, &sum);
+	else if (p->kind == NK_ARRAY)
+		(void)afd_nodes_sum_set(&c->nodes, p, &sum);
+}
+
 static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 		      struct fuse_entry_param *e, struct afd_node **out)
 {
@@ -155,6 +175,8 @@ static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 					       afd_version_of(&id, &r), id.sub,
 					       afd_nodes_id(&c->nodes, p), name,
 					       &r.st, &created);
+	if (n)
+		remember_version(c, p, n, &id, &r);
 	afd_res_release(&r);
 	afd_id_free(&id);
 	if (!n)
@@ -486,6 +508,7 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct afd_handle *h;
 	struct afd_rbuf rb;
 	struct afd_failure why;
+	bool opened = false;
 	if (fi->fh) {
 		h = open_obj(fi);
 		afd_handle_hold(h);
@@ -496,13 +519,13 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 			fuse_reply_err(req, ESTALE);
 			return;
 		}
-		int rc = afd_bound_get(c, n, &h, &why);
+		int rc = afd_bound_get(c, n, &h, &opened, &why);
 		if (rc < 0) {
 			afd_fail(req, rc, &why);
 			return;
 		}
 	}
-	int rc = afd_handle_read(c, h, size, off, &rb, &why);
+	int rc = afd_handle_read(c, h, size, off, opened, &rb, &why);
 	if (rc < 0)
 		afd_fail(req, rc, &why);
 	else if (rb.bv->count == 0)

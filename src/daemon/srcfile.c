@@ -200,6 +200,18 @@ void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 	afd_zarr_info_fill(ai, c->opts.zarr_chunk);
 }
 
+void afd_arrsum_of(struct afd_arrsum *out, const struct afd_src *sf)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = sf->id;
+	out->key = sf->key;
+	for (int e = 0; e < AE_COUNT; e++) {
+		if (sf->arr.has[e])
+			out->has |= 1u << e;
+		out->size[e] = sf->arr.size[e];
+	}
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -224,6 +236,8 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 	afd_ident_of(&sf->id, st);
 	sf->key = afd_ident_key(path, &sf->id);
 	pthread_mutex_init(&sf->mlock, NULL);
+	/* with -d: how often sources are parsed (test_readdirplus counts) */
+	afd_log(&c->log, AFD_LOG_DEBUG, "parsing %s", path);
 
 	af_error err;
 	af_error_clear(&err);

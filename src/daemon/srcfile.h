@@ -31,6 +31,7 @@
 
 struct afd_ctx;
 struct afd_lz4share;
+struct afd_src;
 
 /** The identity of one version of a source file. */
 struct afd_ident {
@@ -60,6 +61,23 @@ struct afd_arrinfo {
  */
 void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 		      const af_source *src);
+
+/**
+ * What a lookup of an entry of one version of an array folder needs: the
+ * version's identity and key, and which entries it has with their sizes.
+ * An array folder's node keeps one (nodes.h), so looking up `data` after a
+ * listing needs one stat and no parse, even once the parse has left the
+ * cache (src_max). 160 bytes; nothing to free.
+ */
+struct afd_arrsum {
+	struct afd_ident id;
+	uint64_t key;
+	uint32_t has;               /* bit e: the entry e exists */
+	uint64_t size[AE_COUNT];
+};
+
+/** Fill @p out from parsed array source @p sf (SK_ARRAY). */
+void afd_arrsum_of(struct afd_arrsum *out, const struct afd_src *sf);
 
 enum afd_skind { SK_PLAIN = 1, SK_ARRAY, SK_NPZ };
 enum afd_mstate { MS_ARRAY = 1, MS_PLAIN, MS_ABSENT };

@@ -287,7 +287,8 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 	}
 	case NK_ENTRY:
 		out->st_mode = S_IFREG | (perm & 0555);
-		out->st_size = (off_t)r->ai->size[id->entry];
+		out->st_size = (off_t)(r->summed ? r->sum.size[id->entry] :
+				       r->ai->size[id->entry]);
 		break;
 	case NK_ZARRFILE:
 		out->st_mode = S_IFREG | (perm & 0555);
@@ -307,6 +308,8 @@ uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r)
 	case NK_MEMBER:
 	case NK_ENTRY:
 	case NK_ZARRFILE:
+		if (r->summed)
+			return r->sum.key;
 		if (r->stk)
 			return r->stk->key;
 		return r->sf ? r->sf->key : 0;
@@ -370,6 +373,33 @@ static int child_of_array(const struct afd_node *parent, struct afd_id *child)
 	return 0;
 }
 
+/*
+ * Entry @p e of array folder @p parent from what its node remembers of
+ * its source's version (afd_arrsum), when a fresh lstat says the source
+ * is still exactly that version: the parse it came from may have left the
+ * source cache since (a listing of more than src_max arrays). Returns 0
+ * (r filled, summed), -ENOENT (that version has no such entry), or 1: the
+ * caller resolves it (nothing remembered, or the source changed or is
+ * gone: the resolve parses the new version and says what happened).
+ */
+static int lookup_summed(struct afd_ctx *c, const struct afd_node *parent,
+			 enum afd_entry e, struct afd_res *r)
+{
+	if (parent->member || !afd_nodes_sum_get(&c->nodes, parent, &r->sum))
+		return 1;
+	struct stat st;
+	struct afd_ident now;
+	if (afd_srcpath_stat(&c->root, parent->path, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 1;
+	afd_ident_of(&now, &st);
+	if (!afd_ident_eq(&now, &r->sum.id))
+		return 1;
+	r->st = st;
+	r->summed = true;
+	return r->sum.has & (1u << e) ? 0 : -ENOENT;
+}
+
 static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 			const char *name, struct afd_id *child,
 			struct afd_res *r)
@@ -380,6 +410,9 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 	child->kind = e == AE_ZARR ? NK_ZARRDIR : NK_ENTRY;
 	child->entry = e;
 	int rc = child_of_array(parent, child);
+	if (rc == 0 && child->kind == NK_ENTRY &&
+	    (rc = lookup_summed(c, parent, e, r)) <= 0)
+		return rc;
 	return rc < 0 ? rc : afd_resolve(c, child, NULL, r);
 }
 

@@ -34,6 +34,10 @@ struct afd_res {
 	long midx;                        /* npz member, or -1 */
 	long zdir;                        /* NK_NPZDIR folder, or -1 */
 	struct afd_stack *stk;            /* under `.stack/`: referenced */
+	/* an entry looked up from its array folder node's afd_arrsum: then
+	 * sf and ai are NULL, and st is a fresh lstat of that version */
+	bool summed;
+	struct afd_arrsum sum;
 };
 
 /** The identity of node @p n (borrows its strings). */
@@ -60,7 +64,9 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r);
 
 /**
- * Resolve name @p name in folder node @p parent. On 0, *child holds the
+ * Resolve name @p name in folder node @p parent. An entry of an array
+ * folder whose node remembers the source's version (afd_nodes_sum_get)
+ * costs one lstat and no parse while the source is still that version. On 0, *child holds the
  * new identity (path and member malloc'd: afd_id_free) and *r its
  * resolution. Returns -ENOENT (negative entry), -ENOTDIR, -errno.
  */

@@ -215,5 +215,40 @@ class ReaddirplusCase(mountlib.FreshMountCase):
             self.fail("nodes are left after the kernel forgot everything: %s" % left[-3:])
 
 
+class BeyondTheParseCacheCase(mountlib.FreshMountCase):
+    """A folder of more arrays than the daemon keeps parsed (4096): by
+    the time a program reads what it listed, the listing's parses have
+    left the cache. Looking up each X.npy/data must still parse nothing:
+    the array folder's node remembers what its entries' lookups need from
+    the version it was listed as (one stat says it is still that one)."""
+    mount_args = ("-d",)
+    MANY = 4200
+
+    def populate(self):
+        os.mkdir(self.src.join("big"))
+        for i in range(self.MANY):
+            write(self.src.join("big", "b%05d.npy" % i), npy_bytes(array(i)))
+
+    def test_looking_up_data_after_a_long_listing_parses_nothing(self):
+        names = sorted(os.listdir(self.mp("big")))
+        self.assertEqual(len(names), self.MANY)
+        at = len(self.m.log())
+        for i, name in enumerate(names):
+            self.assertEqual(os.stat(self.mp("big", name, "data")).st_size,
+                             array(i).nbytes, name)
+        parsed = re.findall(r"parsing (\S+)", self.m.log()[at:])
+        self.assertEqual(parsed, [], "%d of %d lookups of data parsed their "
+                         "source again" % (len(parsed), self.MANY))
+        # a source changed since the listing: the next lookup parses the
+        # new version and says its size (the notifier drops the old entry)
+        new = np.arange(50, dtype="<u2")
+        write_by_rename(self.src.join("big", names[0]), npy_bytes(new))
+
+        def fresh():
+            return os.stat(self.mp("big", names[0], "data")).st_size == new.nbytes
+        wait_for(fresh, DEADLINE, what="the new size of %s/data" % names[0])
+        self.assertEqual(read_os(self.mp("big", names[0], "data")), new.tobytes())
+
+
 if __name__ == "__main__":
     mountlib.main()

@@ -29,7 +29,7 @@ static void teardown(void)
 static void read_node(struct afd_node *n)
 {
 	struct afd_handle *h = NULL;
-	int rc = afd_bound_get(&c, n, &h, NULL);
+	int rc = afd_bound_get(&c, n, &h, NULL, NULL);
 	ck_assert_msg(rc == 0, "bound read of %s: %s", n->path, strerror(-rc));
 	afd_handle_close(h);
 }
@@ -205,7 +205,7 @@ START_TEST(a_bound_handle_serves_its_nodes_version)
 	ck_assert_int_eq(st.st_size, 10);
 	/* changed before its first read: EIO, and the next lookup is new */
 	struct afd_handle *h = NULL;
-	ck_assert_int_eq(afd_bound_get(&c, b, &h, NULL), -EIO);
+	ck_assert_int_eq(afd_bound_get(&c, b, &h, NULL, NULL), -EIO);
 	ck_assert_ptr_null(b->bound);
 	struct afd_node *b2 = aftd_must(&c, aftd_must(&c, c.nodes.root, "b.npy"),
 					"data");
