@@ -11,6 +11,7 @@
 #include "hash.h"
 #include "sidecar.h"
 #include "srcfile.h"
+#include "stackhdr.h"
 
 #define AFD_SRC_BUCKETS 8192u
 
@@ -286,7 +287,12 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 		sf->kind = SK_NPZ;
 		return sf;
 	}
-	if (af_array_parse_named(name, &src, &sf->arr.a, &err) != AF_OK)
+	/* the header from one pread (a .npy asks for its preamble, then the
+	 * rest); a failed pread is met again, and said, by the fd source */
+	struct afd_hdr head = { .fd = fd };
+	const af_source *hsrc = afd_hdr_read_prefix(&head, (uint64_t)st->st_size) == 0 ?
+				&head.src : &src;
+	if (af_array_parse_named(name, hsrc, &sf->arr.a, &err) != AF_OK)
 		goto broken;
 	struct afd_logkey flags = { AFD_LINE_RA_FLAGS, sf->key, 0 };
 	if (sf->arr.a.ra_unknown_flags)

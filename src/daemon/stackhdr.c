@@ -31,6 +31,27 @@ static ssize_t prefix_pread(const af_source *src, void *buf, size_t len,
 	}
 }
 
+/* hd->src: a file of @p size bytes, its first hd->len bytes from hd->buf. */
+static void set_source(struct afd_hdr *hd, uint64_t size)
+{
+	memset(&hd->src, 0, sizeof(hd->src));
+	hd->src.pread = prefix_pread;
+	hd->src.fd = -1;
+	hd->src.ctx = hd;
+	hd->src.size = size;
+}
+
+int afd_hdr_read_prefix(struct afd_hdr *hd, uint64_t size)
+{
+	hd->len = 0;
+	ssize_t got = pread(hd->fd, hd->buf, sizeof(hd->buf), 0);
+	if (got < 0)
+		return -errno;
+	hd->len = (uint32_t)got;
+	set_source(hd, size);
+	return 0;
+}
+
 /* Open, fstat and read the prefix of member hd->i (no lock held). */
 static void read_one(struct afd_hdrs *h, struct afd_hdr *hd)
 {
@@ -47,25 +68,17 @@ static void read_one(struct afd_hdrs *h, struct afd_hdr *hd)
 		hd->err = -errno;
 		return;
 	}
-	if (S_ISREG(hd->st.st_mode)) {
-		ssize_t got = pread(hd->fd, hd->buf, sizeof(hd->buf), 0);
-		if (got < 0) {
-			hd->err = -errno;
-			return;
-		}
-		hd->len = (uint32_t)got;
-		/* the whole file is in buf: close it here, in parallel, not
-		 * in the scan's one thread */
-		if ((uint64_t)got == (uint64_t)hd->st.st_size) {
-			close(hd->fd);
-			hd->fd = -1;
-		}
+	if (!S_ISREG(hd->st.st_mode)) {
+		set_source(hd, 0);
+		return;
 	}
-	memset(&hd->src, 0, sizeof(hd->src));
-	hd->src.pread = prefix_pread;
-	hd->src.fd = -1;
-	hd->src.ctx = hd;
-	hd->src.size = S_ISREG(hd->st.st_mode) ? (uint64_t)hd->st.st_size : 0;
+	hd->err = afd_hdr_read_prefix(hd, (uint64_t)hd->st.st_size);
+	/* the whole file is in buf: close it here, in parallel, not in the
+	 * scan's one thread */
+	if (hd->err == 0 && (uint64_t)hd->len == (uint64_t)hd->st.st_size) {
+		close(hd->fd);
+		hd->fd = -1;
+	}
 }
 
 static void *worker_main(void *arg)

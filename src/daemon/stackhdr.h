@@ -45,6 +45,14 @@ struct afd_hdr {
 	af_source src;            /* the file: its prefix from buf */
 };
 
+/**
+ * Read the first AFD_HDR_PREFIX bytes of hd->fd, a regular file of @p size
+ * bytes, into hd->buf, and make hd->src that file: the prefix from memory,
+ * the rest from hd->fd (which stays the caller's). A header parse over it
+ * costs one pread, not one per field. Returns 0 or -errno.
+ */
+int afd_hdr_read_prefix(struct afd_hdr *hd, uint64_t size);
+
 /** Returns member i's name (NUL-terminated), for the workers. */
 typedef const char *(*afd_hdr_name_fn)(void *arg, uint64_t i);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon_test.h"
+#include "stackhdr.h"
 
 static char *dir;
 static struct afd_ctx c;
@@ -194,6 +195,28 @@ START_TEST(the_fd_handed_out_is_of_the_version_returned)
 }
 END_TEST
 
+/* the parse reads its header through a prefix read with one pread: the
+ * fd is not needed again for a header that fits in it */
+START_TEST(a_header_is_parsed_from_its_prefix_alone)
+{
+	size_t bytes = aftd_write_npy(dir, "p.npy", 2000, 0);
+	char *path = NULL;
+	ck_assert_int_ge(asprintf(&path, "%s/p.npy", dir), 0);
+	struct afd_hdr hd = { .fd = open(path, O_RDONLY) };
+	ck_assert_int_ge(hd.fd, 0);
+	ck_assert_int_eq(afd_hdr_read_prefix(&hd, bytes), 0);
+	ck_assert_uint_eq(hd.len, AFD_HDR_PREFIX);
+	close(hd.fd);
+	hd.fd = -1;  /* any read past the prefix now fails */
+	af_array a;
+	af_error err;
+	ck_assert_int_eq(af_array_parse_named("p.npy", &hd.src, &a, &err), AF_OK);
+	ck_assert_uint_eq(a.data_offset + 2000, bytes);
+	af_array_free(&a);
+	free(path);
+}
+END_TEST
+
 START_TEST(only_regular_files_with_array_names_are_parsed)
 {
 	aftd_write(dir, "bad.npy", "not an array at all", 19);
@@ -295,6 +318,7 @@ static Suite *srcfile_suite(void)
 	tcase_add_test(tc, a_changed_ctime_alone_is_parsed_again);
 	tcase_add_test(tc, dropped_is_parsed_again);
 	tcase_add_test(tc, the_fd_handed_out_is_of_the_version_returned);
+	tcase_add_test(tc, a_header_is_parsed_from_its_prefix_alone);
 	tcase_add_test(tc, only_regular_files_with_array_names_are_parsed);
 	tcase_add_test(tc, the_least_recently_used_go_beyond_the_limit);
 	tcase_add_test(tc, archives_have_their_own_limit);
