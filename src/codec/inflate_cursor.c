@@ -353,6 +353,7 @@ static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 	/* the piece check goes on over the replayed stretch's end too */
 	size_t vpiece = c->vpiece;
 	uint64_t vstart = c->vstart, vend = c->vend;
+	uint64_t bad_from = c->bad_from, bad_to = c->bad_to;
 	uint32_t vcrc = c->vcrc;
 	struct afz_point pt;
 	bool at_point;
@@ -382,6 +383,8 @@ static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 	c->vpiece = vpiece;
 	c->vstart = vstart;
 	c->vend = vend;
+	c->bad_from = bad_from;
+	c->bad_to = bad_to;
 	c->vcrc = vcrc;
 	if (!st && c->ended)
 		st = afz_ended(z, c, err);
