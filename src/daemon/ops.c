@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /**
- * The FUSE low-level handlers, named arrayfs_ll_<op>, and their table.
- * This is the only file that replies to the kernel, and every failure is
- * answered here: a plain -errno as it is, and a failure with a reason (an
+ * The FUSE low-level handlers, named arrayfs_ll_<op>, and their table
+ * (the xattr handlers are in ops_xattr.c, the refusals of a read-only
+ * mount in ops_refuse.c). These three are the only files that reply to
+ * the kernel, and every failure is answered in them: a plain -errno as it is, and a failure with a reason (an
  * af_error: a broken source, a read that failed) through afd_fail, which
  * logs it once and answers af_status_errno of its status (fail.h), the
  * same errno whether it was met at open or at read.
@@ -31,17 +32,8 @@
 #include "handle.h"
 #include "openset.h"
 #include "ops.h"
+#include "ops_i.h"
 #include "tree.h"
-
-static struct afd_ctx *afd_ctx(fuse_req_t req)
-{
-	return fuse_req_userdata(req);
-}
-
-static struct afd_node *node_of(fuse_req_t req, fuse_ino_t ino)
-{
-	return afd_nodes_from_id(&afd_ctx(req)->nodes, ino);
-}
 
 /* Answer failure @p rc of @p req: the one boundary (see the top). */
 static void afd_fail(fuse_req_t req, int rc, const struct afd_failure *why)
@@ -555,201 +547,6 @@ static void arrayfs_ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	}
 	sv.f_flag |= ST_RDONLY;
 	fuse_reply_statfs(req, &sv);
-}
-
-/* The xattrs of an array folder and its data file, as one NUL-separated list. */
-static const char afd_xattr_names[] =
-	"user.array.shape\0user.array.dtype\0user.array.order\0user.array.offset";
-
-static bool has_xattrs(const struct afd_node *n)
-{
-	return n->kind == NK_ARRAY || (n->kind == NK_ENTRY && n->entry == AE_DATA) ||
-	       (n->kind == NK_ZARRFILE && n->entry == AE_ZCHUNK);
-}
-
-/* The value of @p name for array @p ai, malloc'd, or NULL (-ENODATA). */
-static char *xattr_value(const struct afd_arrinfo *ai, const char *name)
-{
-	char *out = NULL;
-	if (strcmp(name, "user.array.dtype") == 0)
-		return strdup(ai->a.descr ? ai->a.descr : "");
-	if (strcmp(name, "user.array.order") == 0)
-		return strdup(ai->a.fortran_order ? "F" : "C");
-	if (strcmp(name, "user.array.offset") == 0)
-		return asprintf(&out, "%" PRIu64, ai->offset) < 0 ? NULL : out;
-	if (strcmp(name, "user.array.shape") != 0)
-		return NULL;
-	size_t cap = 21 * (ai->a.ndim + 1) + 1, len = 0;
-	out = malloc(cap);
-	if (!out)
-		return NULL;
-	out[0] = '\0';
-	for (unsigned i = 0; i < ai->a.ndim; i++)
-		len += (size_t)snprintf(out + len, cap - len, "%s%" PRIu64,
-					i ? " " : "", ai->a.shape[i]);
-	return out;
-}
-
-static void reply_xattr(fuse_req_t req, const char *val, size_t len,
-			size_t size)
-{
-	if (size == 0)
-		fuse_reply_xattr(req, len);
-	else if (size < len)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, val, len);
-}
-
-static void arrayfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino,
-				const char *name, size_t size)
-{
-	struct afd_ctx *c = afd_ctx(req);
-	struct afd_node *n = node_of(req, ino);
-	if (!n) {
-		fuse_reply_err(req, ESTALE);
-		return;
-	}
-	bool known = false;
-	/* the list is NUL-separated with no empty name after it: bound by size */
-	const char *end = afd_xattr_names + sizeof(afd_xattr_names);
-	for (const char *p = afd_xattr_names; p < end; p += strlen(p) + 1)
-		known |= strcmp(p, name) == 0;
-	/* ls and cp ask every file for ACLs and labels: answer without I/O */
-	if (!known || !has_xattrs(n)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
-	struct afd_id id = afd_id_of(n);
-	struct afd_res r;
-	if (afd_resolve(c, &id, NULL, &r) < 0) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
-	char *val = xattr_value(r.ai, name);
-	afd_res_release(&r);
-	if (!val) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	reply_xattr(req, val, strlen(val), size);
-	free(val);
-}
-
-static void arrayfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	struct afd_node *n = node_of(req, ino);
-	if (!n) {
-		fuse_reply_err(req, ESTALE);
-		return;
-	}
-	if (!has_xattrs(n)) {
-		reply_xattr(req, "", 0, size);
-		return;
-	}
-	reply_xattr(req, afd_xattr_names, sizeof(afd_xattr_names), size);
-}
-
-/* Every call that would change the tree: the mount is read-only. */
-static void arrayfs_ll_setattr(fuse_req_t req, fuse_ino_t ino,
-			       struct stat *attr, int to_set,
-			       struct fuse_file_info *fi)
-{
-	(void)ino; (void)attr; (void)to_set; (void)fi;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_mknod(fuse_req_t req, fuse_ino_t parent,
-			     const char *name, mode_t mode, dev_t rdev)
-{
-	(void)parent; (void)name; (void)mode; (void)rdev;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_mkdir(fuse_req_t req, fuse_ino_t parent,
-			     const char *name, mode_t mode)
-{
-	(void)parent; (void)name; (void)mode;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_unlink(fuse_req_t req, fuse_ino_t parent,
-			      const char *name)
-{
-	(void)parent; (void)name;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_symlink(fuse_req_t req, const char *link,
-			       fuse_ino_t parent, const char *name)
-{
-	(void)link; (void)parent; (void)name;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_rename(fuse_req_t req, fuse_ino_t parent,
-			      const char *name, fuse_ino_t newparent,
-			      const char *newname, unsigned int flags)
-{
-	(void)parent; (void)name; (void)newparent; (void)newname; (void)flags;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_link(fuse_req_t req, fuse_ino_t ino,
-			    fuse_ino_t newparent, const char *newname)
-{
-	(void)ino; (void)newparent; (void)newname;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
-			     size_t size, off_t off, struct fuse_file_info *fi)
-{
-	(void)ino; (void)buf; (void)size; (void)off; (void)fi;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_create(fuse_req_t req, fuse_ino_t parent,
-			      const char *name, mode_t mode,
-			      struct fuse_file_info *fi)
-{
-	(void)parent; (void)name; (void)mode; (void)fi;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_setxattr(fuse_req_t req, fuse_ino_t ino,
-				const char *name, const char *value,
-				size_t size, int flags)
-{
-	(void)ino; (void)name; (void)value; (void)size; (void)flags;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_removexattr(fuse_req_t req, fuse_ino_t ino,
-				   const char *name)
-{
-	(void)ino; (void)name;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
-				 off_t offset, off_t length,
-				 struct fuse_file_info *fi)
-{
-	(void)ino; (void)mode; (void)offset; (void)length; (void)fi;
-	fuse_reply_err(req, EROFS);
-}
-
-static void arrayfs_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in,
-				       off_t off_in,
-				       struct fuse_file_info *fi_in,
-				       fuse_ino_t ino_out, off_t off_out,
-				       struct fuse_file_info *fi_out,
-				       size_t len, int flags)
-{
-	(void)ino_in; (void)off_in; (void)fi_in; (void)ino_out;
-	(void)off_out; (void)fi_out; (void)len; (void)flags;
-	fuse_reply_err(req, EROFS);
 }
 
 const struct fuse_lowlevel_ops afd_ops = {
