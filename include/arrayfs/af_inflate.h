@@ -229,12 +229,17 @@ void af_inflate_close(af_inflate *z);
  * strictly increasing in output and bit offset, inside the stream and the
  * output, whose window sizes are not exactly those a pass records, whose
  * deflated windows do not inflate back to their length, that does not
- * hold exactly one CRC-32 per piece, or that is larger than
- * af_inflate_index_max_bytes. A file that passes all this but lies (forged
- * with a matching checksum and key) can only make reads fail with
- * AF_E_CORRUPT (its piece CRCs), never give other bytes, unless it forges
- * the piece CRCs too; a read that starts from byte 0 still checks the
- * member's own CRC-32 at the end.
+ * hold exactly one CRC-32 per piece, whose piece CRCs do not combine
+ * (crc32_combine, in order) to the member's CRC-32 from the archive, or
+ * that is larger than af_inflate_index_max_bytes. A file that passes all
+ * this but lies (forged with a matching checksum and key) can only make
+ * reads fail with AF_E_CORRUPT (its piece CRCs), never give other bytes,
+ * unless it forges the piece CRCs too: at least two of them, made to
+ * agree with each other and with bytes its lying points inflate to (the
+ * fuzzer found one forged CRC, learnt from the comparison, before the
+ * combined check; CRC-32 is no MAC, so a deliberate forger with write
+ * access to the cache folder can still do it). A read that starts from
+ * byte 0 still checks the member's own CRC-32 at the end.
  * No block holding bytes of a piece whose check has not ended enters the
  * block cache, so no reader takes bytes of a piece before it is checked.
  */

@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "inflate_i.h"
 
@@ -357,6 +358,34 @@ static bool window_inflates(af_inflate *z, const unsigned char *src,
 	return ok;
 }
 
+/*
+ * The CRC-32 of the whole output made from the piece CRCs @p crcs of the
+ * spans that points @p pts (n, in order, checked) make in [0, @p size):
+ * the pieces tile the output, so this is the member's CRC-32 when every
+ * piece CRC is true. A forged piece CRC (one that matches bytes a lying
+ * point inflates to) then fails the member's own CRC unless a second CRC
+ * is forged to make up for it.
+ */
+static uint32_t pieces_crc(const uint32_t *crcs, const struct afz_point *pts,
+			   size_t n, uint64_t size, uint64_t g)
+{
+	uint32_t all = 0;
+	size_t j = 0;
+	for (size_t k = 0; k <= n; k++) {
+		uint64_t a = k ? pts[k - 1].out : 0;
+		uint64_t b = k < n ? pts[k].out : size;
+		for (uint64_t x = a; x < b;) {
+			uint64_t e = (x / g + 1) * g;
+			if (e > b)
+				e = b;
+			all = (uint32_t)crc32_combine64(all, crcs[j++],
+							(z_off64_t)(e - x));
+			x = e;
+		}
+	}
+	return all;
+}
+
 /* Check the records of @p b (len bytes, checksum already good) against z
  * and that exactly the pieces of the spans they make follow: their count
  * into *npieces. */
@@ -474,6 +503,12 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 		memcpy(pt->window, p + IDX_POINT, stored);
 		held += stored + sizeof(*pt);
 		p += IDX_POINT + stored;
+	}
+	if (pieces_crc(crcs, pts, (size_t)npoints, z->size, z->o.piece) !=
+	    z->crc) {
+		st = refuse(err, len - IDX_TAIL - npieces * IDX_PIECE,
+			    "its piece CRC-32s do not make the member's");
+		goto fail;
 	}
 	pthread_mutex_lock(&z->lock);
 	if (z->npoints || z->loaded || z->tick) {

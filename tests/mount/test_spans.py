@@ -48,8 +48,10 @@ def closing_line(log):
 def forge_piece_crc(buf, which):
     """The index file @p buf with the CRC-32 of the first piece of span
     @p which (1 = the span after the first point) changed and the file's
-    own checksum made good again, as a liar would: it is accepted, and
-    that piece fails. Returns the file and where the piece begins."""
+    own checksum made good again, as a liar would. The index is refused
+    unless its piece CRCs still make the member's CRC-32, so the last
+    piece's CRC is forged too, to make up for it: the file is accepted,
+    and those pieces fail. Returns the file and where the piece begins."""
     b = bytearray(buf)
     size = struct.unpack_from("<Q", b, 16 + 9 * 8)[0]
     npoints, piece = struct.unpack_from("<QI", b, 112)
@@ -63,8 +65,18 @@ def forge_piece_crc(buf, which):
     ends = [0] + outs + [size]
     first = sum((e - 1) // piece - a // piece + 1
                 for a, e in zip(ends[:which], ends[1:which + 1]))
+    delta = 0x5A5A5A5A
     struct.pack_into("<I", b, at + 4 * first,
-                     struct.unpack_from("<I", b, at + 4 * first)[0] ^ 0x5A5A5A5A)
+                     struct.unpack_from("<I", b, at + 4 * first)[0] ^ delta)
+    # a CRC changed by delta changes the whole CRC-32 by delta shifted
+    # over the bytes after its piece (CRC-32 is linear): that many zero
+    # bytes through the bare register, i.e. zlib.crc32 without its
+    # inversions
+    start = outs[which - 1]
+    end = min((start // piece + 1) * piece, ends[which + 1])
+    shifted = ~zlib.crc32(bytes(size - end), ~delta & 0xFFFFFFFF) & 0xFFFFFFFF
+    last = len(b) - 8
+    struct.pack_into("<I", b, last, struct.unpack_from("<I", b, last)[0] ^ shifted)
     struct.pack_into("<I", b, len(b) - 4, zlib.crc32(bytes(b[:-4])))
     return bytes(b), outs[which - 1]
 
