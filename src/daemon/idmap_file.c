@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../codec/bytes_i.h" /* the codec's little-endian field helpers */
 #include "idmap.h"
 #include "nodes.h"
 
@@ -32,43 +33,6 @@
 #define STR_MAX 4096u
 #define NAME_MAX_LEN 255u
 #define FILE_MAX ((size_t)64 << 20)
-
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint16_t get16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 /* The checksum of @p len bytes (zlib's crc32 takes at most UINT_MAX at once). */
 static uint32_t crc_of(const unsigned char *p, size_t len)
@@ -110,29 +74,29 @@ int afd_idmap_encode(const struct afd_idmap *m, uint64_t key,
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, MAGIC, 8);
-	put32(buf + 8, FORMAT);
-	put32(buf + 12, 0);
-	put64(buf + 16, key);
-	put64(buf + 24, m->next_id);
-	put64(buf + 32, count);
+	af_put_le32(buf + 8, FORMAT);
+	af_put_le32(buf + 12, 0);
+	af_put_le64(buf + 16, key);
+	af_put_le64(buf + 24, m->next_id);
+	af_put_le64(buf + 32, count);
 	unsigned char *p = buf + HDR_LEN;
 	for (const struct afd_idrec *r = afd_idmap_first(m, &it); r;
 	     r = afd_idmap_next(&it)) {
 		if (!rec_fits(r, &lp, &lm, &ln))
 			continue;
 		memset(p, 0, REC_LEN);
-		put64(p, r->id);
-		put32(p + 8, r->gen);
+		af_put_le64(p, r->id);
+		af_put_le32(p + 8, r->gen);
 		p[12] = r->kind;
 		p[13] = r->entry;
-		put64(p + 16, r->sub);
-		put64(p + 24, r->version);
-		put64(p + 32, r->parent);
-		put64(p + 40, r->dev);
-		put64(p + 48, r->ino);
-		put16(p + 56, (uint16_t)lp);
-		put16(p + 58, r->member ? (uint16_t)lm : NO_MEMBER);
-		put16(p + 60, (uint16_t)ln);
+		af_put_le64(p + 16, r->sub);
+		af_put_le64(p + 24, r->version);
+		af_put_le64(p + 32, r->parent);
+		af_put_le64(p + 40, r->dev);
+		af_put_le64(p + 48, r->ino);
+		af_put_le16(p + 56, (uint16_t)lp);
+		af_put_le16(p + 58, r->member ? (uint16_t)lm : NO_MEMBER);
+		af_put_le16(p + 60, (uint16_t)ln);
 		p += REC_LEN;
 		memcpy(p, r->path, lp);
 		p += lp;
@@ -142,7 +106,7 @@ int afd_idmap_encode(const struct afd_idmap *m, uint64_t key,
 		memcpy(p, r->name, ln);
 		p += ln;
 	}
-	put32(p, crc_of(buf, (size_t)(p - buf)));
+	af_put_le32(p, crc_of(buf, (size_t)(p - buf)));
 	*out = buf;
 	*len = total;
 	return 0;
@@ -196,7 +160,7 @@ static int decode_records(struct afd_idmap *tmp, const unsigned char *buf,
 		if (end - at < REC_LEN)
 			return refuse(why, whylen, "record truncated", at);
 		const unsigned char *p = buf + at;
-		size_t lp = get16(p + 56), lm = get16(p + 58), ln = get16(p + 60);
+		size_t lp = af_le16(p + 56), lm = af_le16(p + 58), ln = af_le16(p + 60);
 		bool has_member = lm != NO_MEMBER;
 		if (!has_member)
 			lm = 0;
@@ -211,10 +175,10 @@ static int decode_records(struct afd_idmap *tmp, const unsigned char *buf,
 		char *member = has_member ? str_at(s + lp, lm) : NULL;
 		char *name = str_at(s + lp + lm, ln);
 		struct afd_idrec r = {
-			.id = get64(p), .gen = get32(p + 8), .kind = p[12],
-			.entry = p[13], .sub = get64(p + 16),
-			.version = get64(p + 24), .parent = get64(p + 32),
-			.dev = get64(p + 40), .ino = get64(p + 48),
+			.id = af_le64(p), .gen = af_le32(p + 8), .kind = p[12],
+			.entry = p[13], .sub = af_le64(p + 16),
+			.version = af_le64(p + 24), .parent = af_le64(p + 32),
+			.dev = af_le64(p + 40), .ino = af_le64(p + 48),
 			.path = path, .member = member, .name = name,
 		};
 		int rc = 0;
@@ -245,14 +209,14 @@ int afd_idmap_decode(struct afd_idmap *m, uint64_t key,
 {
 	if (len < HDR_LEN + 4 || memcmp(buf, MAGIC, 8) != 0)
 		return refuse(why, whylen, "not an id map file", 0);
-	if (get32(buf + 8) != FORMAT || get32(buf + 12) != 0)
+	if (af_le32(buf + 8) != FORMAT || af_le32(buf + 12) != 0)
 		return refuse(why, whylen, "unknown id map format", 8);
 	size_t end = len - 4;
-	if (crc_of(buf, end) != get32(buf + end))
+	if (crc_of(buf, end) != af_le32(buf + end))
 		return refuse(why, whylen, "checksum mismatch", end);
-	if (get64(buf + 16) != key)
+	if (af_le64(buf + 16) != key)
 		return refuse(why, whylen, "id map of another source", 16);
-	uint64_t next_id = get64(buf + 24), count = get64(buf + 32);
+	uint64_t next_id = af_le64(buf + 24), count = af_le64(buf + 32);
 	if (next_id < 2 || next_id == UINT64_MAX)
 		return refuse(why, whylen, "next id out of range", 24);
 	/* every record takes REC_LEN bytes at least: a cheap upper bound */

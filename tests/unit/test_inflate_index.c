@@ -13,6 +13,7 @@
 
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
+#include "../../src/codec/bytes_i.h"
 #include "../../src/codec/inflate_i.h"
 
 #define KIB (1u << 10)
@@ -137,12 +138,6 @@ static unsigned char *saved_index(struct member *m, size_t *len)
 }
 
 /* A new stream of @p m with the index @p idx (@p len bytes) loaded. */
-static uint32_t le32_at(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 /* Make an index file's own checksum right again after an edit. */
 static void fix_checksum(unsigned char *idx, size_t len)
 {
@@ -290,7 +285,7 @@ START_TEST(forged_piece_crc_fails_that_piece_only)
 	uint32_t head = 0;
 	for (size_t i = 0; i + 1 < n; i++)
 		head = (uint32_t)crc32_combine64(
-			head, le32_at(idx + len - 4 - 4 * (n - i)),
+			head, af_le32(idx + len - 4 - 4 * (n - i)),
 			(z_off64_t)(to[i] - at[i]));
 	uint32_t last = m.crc ^ (uint32_t)crc32_combine64(
 		head, 0, (z_off64_t)(to[n - 1] - at[n - 1]));
