@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ctx.h"
@@ -493,6 +494,28 @@ static void arrayfs_ll_open(fuse_req_t req, fuse_ino_t ino,
 	reply_open(req, fi, h, close_file);
 }
 
+/*
+ * Answer a read with @p bv. Pieces all in memory (decoded or copied bytes)
+ * go to the kernel in one writev, which copies them straight into its
+ * pages: libfuse's splice path would first write them into a pipe, a
+ * second copy of every byte. Pieces in this thread's splice pipe (source
+ * bytes) are spliced.
+ */
+static void reply_pieces(fuse_req_t req, const struct fuse_bufvec *bv)
+{
+	struct iovec iov[16];
+	bool in_memory = bv->count <= sizeof(iov) / sizeof(iov[0]);
+	for (size_t i = 0; in_memory && i < bv->count; i++) {
+		in_memory = !(bv->buf[i].flags & FUSE_BUF_IS_FD);
+		iov[i] = (struct iovec){ bv->buf[i].mem, bv->buf[i].size };
+	}
+	if (in_memory)
+		fuse_reply_iov(req, iov, (int)bv->count);
+	else
+		fuse_reply_data(req, (struct fuse_bufvec *)bv,
+				FUSE_BUF_SPLICE_MOVE);
+}
+
 static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 			    off_t off, struct fuse_file_info *fi)
 {
@@ -523,7 +546,7 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 	else if (rb.bv->count == 0)
 		fuse_reply_buf(req, NULL, 0);
 	else
-		fuse_reply_data(req, rb.bv, FUSE_BUF_SPLICE_MOVE);
+		reply_pieces(req, rb.bv);
 	afd_rbuf_free(&rb);
 	afd_handle_close(h);
 }

@@ -7,11 +7,9 @@ the decoded-data budget (the bound handles' "in all" line), and each file
 equals numpy's bytes."""
 import os
 import re
-import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-import lz4.block  # noqa: E402
 import numpy as np  # noqa: E402
 
 import expect  # noqa: E402
@@ -20,20 +18,13 @@ import mountlib  # noqa: E402
 SIZE = 12 << 20
 
 
-def lz4_ra(a):
-    data = lz4.block.compress(a.tobytes(), mode="default", store_size=False)
-    eltype, elbyte = expect.ra_type_of(a.dtype)
-    return struct.pack("<7Q", expect.RA_MAGIC, 2, eltype, elbyte, len(data), 1,
-                       a.size) + data
-
-
 class Lz4ShareTest(mountlib.FreshMountCase):
     mount_args = ("-d",)
 
     def populate(self):
         rng = np.random.default_rng(8)
         self.a = rng.integers(0, 16, SIZE, dtype=np.uint8)
-        self.src.write({"z.ra": lz4_ra(self.a)})
+        self.src.write({"z.ra": expect.lz4_ra(self.a)})
 
     def test_handles_of_one_version_share_one_index(self):
         m = self.m

@@ -242,6 +242,17 @@ def ra_type_of(dt):
     return 0, dt.itemsize
 
 
+def lz4_ra(a):
+    """An LZ4 .ra of 1-d array A as the reference RawArray library writes
+    one (flags bit 1: the data is one raw LZ4 block, python-lz4's
+    lz4.block, the library's call)."""
+    import lz4.block  # only the LZ4 tests need python-lz4
+    data = lz4.block.compress(a.tobytes(), mode="default", store_size=False)
+    eltype, elbyte = ra_type_of(a.dtype)
+    return struct.pack("<7Q", RA_MAGIC, 2, eltype, elbyte, len(data), 1,
+                       a.size) + data
+
+
 def swap_unit(dt):
     """Bytes per scalar that the .ra view reverses, or 0. Its numeric
     eltypes are little-endian: big-endian numbers are swapped (each half of
