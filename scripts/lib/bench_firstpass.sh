@@ -12,6 +12,9 @@
 # inode number alone: the same LOOKUP and READ a file), and 1000 no-work
 # round trips to libfuse's hello_ll (stat of a missing name: one LOOKUP
 # answered ENOENT, which the kernel does not cache). Best of BENCH_RUNS.
+# Each daemon's CPU time (user + system, all its threads, from
+# /proc/PID/stat) over the pass is divided by the files: steadier than the
+# wall time when other work shares the cores.
 # Then, in a -d mount (its log has one line per request), the same
 # listing and pass are counted (FORGET, BATCH_FORGET and RELEASEDIR are
 # not a file's), and Python's open()
@@ -39,8 +42,15 @@ def read_py(path):
 def files(names):
     return [os.path.join(d, n, "data") for n in names]
 
-if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT -> "ls_s ls_nowork_s us_file us_nowork us_rt"
+def cpu_s(pid):  # user + system time of every thread of process pid
+    with open("/proc/%s/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
+    # "ls_s ls_nowork_s us_file us_nowork us_rt cpu_us_file cpu_us_nowork"
     miss = os.path.join(sys.argv[4], "missing")
+    pids = sys.argv[5:7]
     t0 = time.perf_counter()
     names = sorted(os.listdir(d))
     t1 = time.perf_counter()
@@ -49,6 +59,7 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT -> "ls_s ls_nowork_s us_file us
     paths = files(names)
     paths_n = [os.path.join(sys.argv[3], n, "data") for n in names_n]
     t_files, t_n, t_rt, rts = 0.0, 0.0, 0.0, 0
+    cpu0 = [cpu_s(p) for p in pids]
     for i in range(0, len(paths), 500):
         t0 = time.perf_counter()
         for p in paths[i:i + 500]:
@@ -64,8 +75,10 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT -> "ls_s ls_nowork_s us_file us
                 pass
         t_files, t_n = t_files + t1 - t0, t_n + t2 - t1
         t_rt, rts = t_rt + time.perf_counter() - t2, rts + 1000
-    print("%.2f %.2f %.1f %.1f %.1f" % (ls, ls_n, t_files / len(paths) * 1e6,
-                                        t_n / len(paths_n) * 1e6, t_rt / rts * 1e6))
+    cpu = [cpu_s(p) - c for p, c in zip(pids, cpu0)]
+    print("%.2f %.2f %.1f %.1f %.1f %.1f %.1f" % (
+        ls, ls_n, t_files / len(paths) * 1e6, t_n / len(paths_n) * 1e6,
+        t_rt / rts * 1e6, cpu[0] / len(paths) * 1e6, cpu[1] / len(paths_n) * 1e6))
 elif mode == "count":  # DIR LOG -> "requests_per_file ioctls_per_open {opcodes}"
     log = sys.argv[3]
     skip = ("FORGET", "BATCH_FORGET", "RELEASEDIR")
@@ -109,15 +122,16 @@ firstpass_section() {
 	echo "first pass after a listing: $runs fresh mounts ..." >&2
 	start_fs h
 	hello_pid=${pids[-1]}
-	fp_file=(); fp_rt=(); fp_ls=(); fp_n=(); fp_nls=()
+	fp_file=(); fp_rt=(); fp_ls=(); fp_n=(); fp_nls=(); fp_cpu=(); fp_ncpu=(); fp_load=()
 	for _ in $(seq "$runs"); do
 		start_fs n -o "files=$small_n"
 		nowork_pid=${pids[-1]}
 		start_fs a
-		read -r ls_s ls_n us_file us_n us_rt < <(first_pass time "$work/mnt_a/small" \
-			"$work/mnt_n" "$work/mnt_h")
+		read -r ls_s ls_n us_file us_n us_rt cpu_a cpu_n < <(first_pass time \
+			"$work/mnt_a/small" "$work/mnt_n" "$work/mnt_h" "${pids[-1]}" "$nowork_pid")
 		fp_ls+=("$ls_s"); fp_file+=("$us_file"); fp_rt+=("$us_rt")
-		fp_nls+=("$ls_n"); fp_n+=("$us_n")
+		fp_nls+=("$ls_n"); fp_n+=("$us_n"); fp_cpu+=("$cpu_a"); fp_ncpu+=("$cpu_n")
+		fp_load+=("$(cut -d" " -f1 /proc/loadavg)")
 		read -r us_os us_py src_os src_py < <(first_pass isatty "$work/mnt_a/small" "$work/src/small")
 		daemon_probe "${pids[-1]}"
 		stop_fs a
@@ -138,6 +152,9 @@ firstpass_section() {
 	row "ls (os.listdir) of the folder (s)" "$(minf "${fp_ls[@]}")" "$(minf "${fp_nls[@]}") / -"
 	row "every data once (us a file)" "$fp_best" "$n_best / -"
 	row "  all runs" "${fp_file[*]}" "${fp_n[*]}"
+	row "daemon CPU time during the pass (us a file)" "$(minf "${fp_cpu[@]}")" "$(minf "${fp_ncpu[@]}") / -"
+	row "  all runs" "${fp_cpu[*]}" "${fp_ncpu[*]}"
+	row "  load average (1 min) after each run" "${fp_load[*]}" "-"
 	row "no-work round trip: stat of a missing name (us)" "-" "- / $rt_best"
 	row "  all runs" "-" "${fp_rt[*]}"
 	row "requests a file (counted, -d mount)" "$per_file" "2 (by design)"
