@@ -30,7 +30,8 @@
 
 enum afd_hkind {
 	H_PLAIN = 1,  /* a source file served as-is from its fd */
-	H_RAW,        /* an af_source served as-is (npz plain member) */
+	H_RAW,        /* an af_source served as-is (npz plain member, or a
+		       * `data` that is one range of its file: open_range) */
 	H_VIEW,       /* data, B.npy, B.ra, a chunk file of B.zarr/ */
 	H_TEXT,       /* shape, dtype, header, sidecars, Zarr metadata */
 };
@@ -222,15 +223,60 @@ static int open_stack(struct afd_ctx *c, struct afd_node *n,
 	return rc;
 }
 
+/*
+ * `data` that is one unchanged range of its .npy/.ra file in the node's
+ * version (afd_nodes_range_get), opened without parsing the file again:
+ * the fd opened must be exactly that version (fstat), and its bytes are
+ * then that range. Returns 0, or 1 when it is not such a node or the file
+ * is not (or no longer) that version: the caller opens it the ordinary
+ * way, which resolves what the file is now and says what happened.
+ */
+static int open_range(struct afd_ctx *c, struct afd_node *n,
+		      struct afd_handle *h, uint64_t *version)
+{
+	uint64_t off, len;
+	if (n->kind != NK_ENTRY || n->entry != AE_DATA || n->member ||
+	    !afd_nodes_range_get(n, &off, &len))
+		return 1;
+	int fd = afd_srcpath_open(&c->root, n->path, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return 1;
+	struct stat st;
+	struct afd_ident ident;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		goto other;
+	afd_ident_of(&ident, &st);
+	if (afd_ident_key(n->path, &ident) != n->version ||
+	    off > (uint64_t)st.st_size || len > (uint64_t)st.st_size - off)
+		goto other;
+	h->fd = h->check_fd = fd;
+	h->id = ident;
+	*version = n->version;
+	af_source_init_fd(&h->fsrc, fd, off, len);
+	h->src = &h->fsrc;
+	h->kind = H_RAW;
+	struct afd_id id = afd_id_of(n);
+	struct afd_res r = { .st = st, .midx = -1, .zdir = -1, .summed = true };
+	r.sum.size[AE_DATA] = len;
+	afd_attr(c, &id, &r, &h->attr);
+	return 0;
+other:
+	close(fd);
+	return 1;
+}
+
 static int open_sourced(struct afd_ctx *c, struct afd_node *n,
 			struct afd_handle *h, uint64_t *version,
 			struct afd_failure *why)
 {
+	int rc = open_range(c, n, h, version);
+	if (rc <= 0)
+		return rc;
 	struct afd_id id = afd_id_of(n);
 	struct afd_res r;
 	/* a .npy/.ra is opened here, and the fd is of the version parsed */
 	bool file_backed = !n->member;
-	int rc = afd_resolve(c, &id, file_backed ? &h->fd : NULL, &r);
+	rc = afd_resolve(c, &id, file_backed ? &h->fd : NULL, &r);
 	if (rc < 0)
 		return rc;
 	if (r.stk)

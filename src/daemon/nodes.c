@@ -508,6 +508,26 @@ int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
 	return ok ? 0 : -ENOMEM;
 }
 
+void afd_nodes_range_set(struct afd_node *n, uint64_t off, uint64_t len)
+{
+	if (__atomic_load_n(&n->ranged, __ATOMIC_ACQUIRE))
+		return;
+	/* racing setters store the same numbers: the node's version fixes them */
+	__atomic_store_n(&n->range_off, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->range_len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->ranged, true, __ATOMIC_RELEASE);
+}
+
+bool afd_nodes_range_get(const struct afd_node *n, uint64_t *off,
+			 uint64_t *len)
+{
+	if (!__atomic_load_n(&n->ranged, __ATOMIC_ACQUIRE))
+		return false;
+	*off = __atomic_load_n(&n->range_off, __ATOMIC_RELAXED);
+	*len = __atomic_load_n(&n->range_len, __ATOMIC_RELAXED);
+	return true;
+}
+
 bool afd_nodes_sum_get(struct afd_nodes *t, const struct afd_node *n,
 		       struct afd_arrsum *out)
 {

@@ -94,6 +94,11 @@ struct afd_node {
 	/* NK_ARRAY of a .npy/.ra file: what a lookup of its entries needs
 	 * from the version last resolved (srcfile.h), under the lock, or NULL */
 	struct afd_arrsum *sum;
+	/* `data` of a .npy/.ra file whose bytes are one unchanged range of
+	 * the source in this node's version: its first read opens the file
+	 * and serves the range, no parse (afd_nodes_range_*) */
+	uint64_t range_off, range_len;
+	bool ranged;           /* atomic: set (release) after the range */
 	struct afd_node *id_next, *src_next, *nid_next;
 };
 
@@ -182,6 +187,16 @@ int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
  * false when nothing is. */
 bool afd_nodes_sum_get(struct afd_nodes *t, const struct afd_node *n,
 		       struct afd_arrsum *out);
+
+/**
+ * Remember that entry node @p n serves bytes [@p off, @p off + @p len) of
+ * its source file, unchanged, in the node's version (the same for every
+ * caller: it comes from the parse of that version). Lock-free.
+ */
+void afd_nodes_range_set(struct afd_node *n, uint64_t off, uint64_t len);
+/** The range afd_nodes_range_set remembered for @p n; false when none. */
+bool afd_nodes_range_get(const struct afd_node *n, uint64_t *off,
+			 uint64_t *len);
 
 /** One notification target collected under the lock. */
 struct afd_inval {

@@ -152,6 +152,24 @@ static void remember_version(struct afd_ctx *c, struct afd_node *p,
 		(void)afd_nodes_sum_set(&c->nodes, p, &sum);
 }
 
+/*
+ * `data` of a .npy/.ra file whose bytes are one unchanged range of the
+ * source, in the version @p n serves: its first read then opens the
+ * source and checks the version without parsing it again (handle.c).
+ */
+static void remember_range(struct afd_node *n, const struct afd_id *id,
+			   const struct afd_res *r)
+{
+	if (id->kind != NK_ENTRY || id->entry != AE_DATA || id->member || r->stk)
+		return;
+	if (r->summed && r->sum.data_plain)
+		afd_nodes_range_set(n, r->sum.data_src_off, r->sum.size[AE_DATA]);
+	else if (!r->summed && r->sf && r->sf->kind == SK_ARRAY &&
+		 r->sf->arr.data_plain)
+		afd_nodes_range_set(n, r->sf->arr.data_src_off,
+				    r->sf->arr.size[AE_DATA]);
+}
+
 static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 		      struct fuse_entry_param *e, struct afd_node **out)
 {
@@ -168,8 +186,10 @@ static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 					       afd_version_of(&id, &r), id.sub,
 					       afd_nodes_id(&c->nodes, p), name,
 					       &r.st, &created);
-	if (n)
+	if (n) {
 		remember_version(c, p, n, &id, &r);
+		remember_range(n, &id, &r);
+	}
 	afd_res_release(&r);
 	afd_id_free(&id);
 	if (!n)

@@ -182,6 +182,13 @@ void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 		if (af_view_open(&v, &ai->a, src, vk[ve[i]], &err) == AF_OK) {
 			ai->has[ve[i]] = true;
 			ai->size[ve[i]] = af_view_size(v);
+			af_extent e;
+			if (ve[i] == AE_DATA &&
+			    af_view_extent(v, 0, &e) == AF_OK &&
+			    e.kind == AF_EXTENT_SOURCE && e.len == ai->size[AE_DATA]) {
+				ai->data_plain = true;
+				ai->data_src_off = e.src_off;
+			}
 			af_view_close(v);
 		}
 	}
@@ -211,6 +218,8 @@ void afd_arrsum_of(struct afd_arrsum *out, const struct afd_src *sf)
 			out->has |= 1u << e;
 		out->size[e] = sf->arr.size[e];
 	}
+	out->data_plain = sf->arr.data_plain;
+	out->data_src_off = sf->arr.data_src_off;
 }
 
 static const char *base_name(const char *path)

@@ -53,6 +53,11 @@ struct afd_arrinfo {
 	uint64_t size[AE_COUNT];
 	uint64_t offset;    /* user.array.offset */
 	struct afd_zarrinfo zarr;  /* B.zarr/ (zarrdir.h) */
+	/* `data` is bytes [data_src_off, + size[AE_DATA]) of the source it
+	 * was filled from, unchanged (the codec's extent of the whole view
+	 * says so: no decoding, no swap); false for an empty or decoded one */
+	bool data_plain;
+	uint64_t data_src_off;
 };
 
 /**
@@ -67,13 +72,15 @@ void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
  * version's identity and key, and which entries it has with their sizes.
  * An array folder's node keeps one (nodes.h), so looking up `data` after a
  * listing needs one stat and no parse, even once the parse has left the
- * cache (src_max). 160 bytes; nothing to free.
+ * cache (src_max). 176 bytes; nothing to free.
  */
 struct afd_arrsum {
 	struct afd_ident id;
 	uint64_t key;
 	uint32_t has;               /* bit e: the entry e exists */
 	uint64_t size[AE_COUNT];
+	bool data_plain;            /* as in afd_arrinfo, of the source file */
+	uint64_t data_src_off;
 };
 
 /** Fill @p out from parsed array source @p sf (SK_ARRAY). */

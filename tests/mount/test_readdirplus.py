@@ -193,6 +193,34 @@ class ReaddirplusCase(mountlib.FreshMountCase):
                 return True
             wait_for(fresh, DEADLINE, what="new bytes of %s" % "/".join(parts))
 
+    def test_a_source_rewritten_after_data_was_looked_up_is_never_served_as_it(self):
+        # data is looked up (the listing of its folder gives its entry) and
+        # opened (no request: no-open), then its source is rewritten in
+        # place, same size, before the first read: the read that opens the
+        # source must see it is another version (EIO), and not serve the
+        # range its node remembers from the listing out of the new file
+        os.listdir(self.mp("many"))
+        os.listdir(self.mp("many", "a0006.npy"))
+        fd = os.open(self.mp("many", "a0006.npy", "data"), os.O_RDONLY)
+        try:
+            new = array(6)[::-1].copy()
+            with open(self.src.join("many", "a0006.npy"), "r+b") as f:
+                np.save(f, new)
+            with self.assertRaises(OSError) as got:
+                os.read(fd, 1 << 16)
+            self.assertEqual(got.exception.errno, errno.EIO)
+        finally:
+            os.close(fd)
+
+        def fresh():
+            try:
+                return read_os(self.mp("many", "a0006.npy", "data")) == new.tobytes()
+            except OSError as e:
+                if e.errno == errno.EIO:
+                    return False
+                raise
+        wait_for(fresh, DEADLINE, what="new bytes of a0006.npy/data")
+
     @mountlib.unittest.skipUnless(os.geteuid() == 0, "drop_caches needs root")
     def test_every_lookup_the_listing_counted_is_forgotten(self):
         os.listdir(self.mp("many"))
@@ -229,7 +257,7 @@ class BeyondTheParseCacheCase(mountlib.FreshMountCase):
         for i in range(self.MANY):
             write(self.src.join("big", "b%05d.npy" % i), npy_bytes(array(i)))
 
-    def test_looking_up_data_after_a_long_listing_parses_nothing(self):
+    def test_looking_up_and_reading_data_after_a_long_listing_parses_nothing(self):
         names = sorted(os.listdir(self.mp("big")))
         self.assertEqual(len(names), self.MANY)
         at = len(self.m.log())
@@ -239,6 +267,14 @@ class BeyondTheParseCacheCase(mountlib.FreshMountCase):
         parsed = re.findall(r"parsing (\S+)", self.m.log()[at:])
         self.assertEqual(parsed, [], "%d of %d lookups of data parsed their "
                          "source again" % (len(parsed), self.MANY))
+        # nor does reading each data: its node knows where the bytes are
+        # in the version it was looked up as, and the read checks that
+        for i, name in enumerate(names):
+            self.assertEqual(read_os(self.mp("big", name, "data")),
+                             array(i).tobytes(), name)
+        parsed = re.findall(r"parsing (\S+)", self.m.log()[at:])
+        self.assertEqual(parsed, [], "%d of %d first reads of data parsed "
+                         "their source again" % (len(parsed), self.MANY))
         # a source changed since the listing: the next lookup parses the
         # new version and says its size (the notifier drops the old entry)
         new = np.arange(50, dtype="<u2")
