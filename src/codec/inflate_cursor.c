@@ -396,9 +396,8 @@ static af_status produce(af_inflate *z, struct afz_cursor *c,
 			 unsigned char *dst, uint64_t n, af_error *err)
 {
 	uint64_t end = c->out + n;
-	/* a pass from 0 records the CRC-32s a saved index's pieces need */
-	bool grid = c->from_start && !z->loaded;
-	uint32_t crc = c->crc;
+	/* a pass from 0 records the CRC-32s a saved index's pieces need as
+	 * it checksums (afz_crc_advance, in the engines) */
 	af_status st = c->eng->produce(z, c, dst, n, err);
 	if (c->refused) {
 		st = take_over(z, c, err);
@@ -412,8 +411,6 @@ static af_status produce(af_inflate *z, struct afz_cursor *c,
 		return st;
 	}
 	__atomic_fetch_add(&z->inflated, n, __ATOMIC_RELAXED);
-	if (grid)
-		afz_grid_record(z, crc, end - n, dst, n);
 	return afz_verify(z, c, dst, n, err);
 }
 

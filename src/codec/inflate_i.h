@@ -398,12 +398,14 @@ af_status afz_verify(af_inflate *z, struct afz_cursor *c,
 uint64_t afz_span_start(const af_inflate *z, size_t k);
 
 /**
- * A pass from 0 produced the @p n bytes at @p dst (output [@p from,
- * from + n)), after output whose CRC-32 is @p crc: record the CRC-32 at
- * the multiples of o.piece inside, for the index's pieces. Takes the lock.
+ * The CRC-32 of output [0, @p from + n) from @p crc, that of [0, from),
+ * and the @p n bytes at @p dst: the one running CRC-32 of a pass from 0.
+ * Unless an index was loaded, it also records the CRC-32 at each multiple
+ * of o.piece inside, for a saved index's pieces (taking the lock): those
+ * cost no second pass over the bytes.
  */
-void afz_grid_record(af_inflate *z, uint32_t crc, uint64_t from,
-		     const unsigned char *dst, uint64_t n);
+uint32_t afz_crc_advance(af_inflate *z, uint32_t crc, uint64_t from,
+			 const unsigned char *dst, size_t n);
 
 /* inflate_cache.c: lookup needs z->lock held; publish takes it. */
 

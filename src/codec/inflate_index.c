@@ -68,55 +68,46 @@ static size_t piece_of(const af_inflate *z, uint64_t at, uint64_t *start,
 	return z->piece_first[k] + (size_t)(at / g - a / g);
 }
 
-void afz_grid_record(af_inflate *z, uint32_t crc, uint64_t from,
-		     const unsigned char *dst, uint64_t n)
+/* Append the CRC-32 of output [0, line * o.piece) as line @p line, if it
+ * is the next one the grid lacks: lines are recorded in order by the
+ * first pass to reach them; one behind it has nothing to add. Takes the
+ * lock. A grid that cannot grow stops: the index is then not saved,
+ * which costs time only. */
+static void grid_line(af_inflate *z, uint64_t line, uint32_t crc)
 {
-	const uint64_t g = z->o.piece;
-	uint64_t first = from / g + 1, last = (from + n) / g;
-	if (first > last)
-		return;
 	pthread_mutex_lock(&z->lock);
-	uint64_t want = (uint64_t)z->ngrid + 1;
-	pthread_mutex_unlock(&z->lock);
-	/* lines are recorded in order by the first pass to reach them; one
-	 * behind it (or past a gap) has nothing to add */
-	if (want < first || want > last)
-		return;
-	uint64_t count = last - want + 1;
-	if (count > SIZE_MAX / sizeof(uint32_t))
-		return;
-	uint32_t *crcs = malloc((size_t)count * sizeof(*crcs));
-	if (!crcs)
-		return; /* the index is then not saved: costs time only */
-	uint64_t at = from;
-	for (uint64_t m = first; m <= last; m++) {
-		crc = afz_crc32(crc, dst + (at - from), (size_t)(m * g - at));
-		at = m * g;
-		if (m >= want)
-			crcs[m - want] = crc;
-	}
-	pthread_mutex_lock(&z->lock);
-	if (z->ngrid + 1 == want) {
-		size_t need = z->ngrid + (size_t)count;
-		if (need > z->gridcap) {
-			size_t cap = z->gridcap ? z->gridcap : 64;
-			while (cap < need)
-				cap *= 2;
-			uint32_t *ng = realloc(z->grid, cap * sizeof(*ng));
+	if ((uint64_t)z->ngrid + 1 == line) {
+		if (z->ngrid == z->gridcap) {
+			size_t cap = z->gridcap ? 2 * z->gridcap : 64;
+			uint32_t *ng = cap <= SIZE_MAX / sizeof(*ng)
+					       ? realloc(z->grid,
+							 cap * sizeof(*ng))
+					       : NULL;
 			if (ng) {
 				afz_mem_add(z, (cap - z->gridcap) * sizeof(*ng));
 				z->grid = ng;
 				z->gridcap = cap;
 			}
 		}
-		if (need <= z->gridcap) {
-			memcpy(z->grid + z->ngrid, crcs,
-			       (size_t)count * sizeof(*crcs));
-			z->ngrid = need;
-		}
+		if (z->ngrid < z->gridcap)
+			z->grid[z->ngrid++] = crc;
 	}
 	pthread_mutex_unlock(&z->lock);
-	free(crcs);
+}
+
+uint32_t afz_crc_advance(af_inflate *z, uint32_t crc, uint64_t from,
+			 const unsigned char *dst, size_t n)
+{
+	if (z->loaded)
+		return afz_crc32(crc, dst, n);
+	const uint64_t g = z->o.piece;
+	uint64_t at = from, end = from + n;
+	for (uint64_t m = from / g + 1; m * g <= end; m++) {
+		crc = afz_crc32(crc, dst + (at - from), (size_t)(m * g - at));
+		at = m * g;
+		grid_line(z, m, crc);
+	}
+	return afz_crc32(crc, dst + (at - from), (size_t)(end - at));
 }
 
 af_status afz_verify(af_inflate *z, struct afz_cursor *c,

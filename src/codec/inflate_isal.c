@@ -307,7 +307,8 @@ static af_status step(af_inflate *z, struct afz_cursor *c, unsigned char *dst,
 		 (int)s->block_state != bs || pending(s) != pend;
 	if (deliver && *got) {
 		if (c->from_start)
-			c->crc = afz_crc32(c->crc, dst, *got);
+			c->crc = afz_crc_advance(z, c->crc, c->out, dst,
+						 *got);
 		c->out += *got;
 	}
 	if (seeking)

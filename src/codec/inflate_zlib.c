@@ -181,7 +181,8 @@ static af_status zlib_produce(af_inflate *z, struct afz_cursor *c,
 		ret = run(c, dst, (uInt)room, flush);
 		uint64_t got = room - c->zs.avail_out;
 		if (got && c->from_start)
-			c->crc = afz_crc32(c->crc, dst, (size_t)got);
+			c->crc = afz_crc_advance(z, c->crc, c->out, dst,
+						 (size_t)got);
 		dst += got;
 		n -= got;
 		c->out += got;
