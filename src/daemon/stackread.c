@@ -357,19 +357,42 @@ out:
 	return rc;
 }
 
+/* Make member @p i the one @p r keeps open (a reference of its own on the
+ * archive's shared member), closing the one it kept before. */
+static void keep_member(struct afd_stackread *r, uint64_t i)
+{
+	struct afd_src *sf = r->stk->sf;
+	uint64_t drop = UINT64_MAX;
+	pthread_mutex_lock(&r->klock);
+	if (r->kept != i) {
+		const af_source *src;
+		af_error why;
+		if (afd_src_member_open(r->c, sf, (size_t)r->stk->m[i].ident,
+					&src, &why) == 0) {
+			drop = r->kept;
+			r->kept = i;
+		}
+	}
+	pthread_mutex_unlock(&r->klock);
+	if (drop != UINT64_MAX)
+		afd_src_member_close(sf, (size_t)r->stk->m[drop].ident);
+}
+
 /* A deflated npz member: its uncompressed bytes from its data offset. */
 static ssize_t read_decoded_member(struct afd_stackread *r, uint64_t i,
 				   void *buf, size_t len, uint64_t off)
 {
 	const struct afd_stack_member *mb = &r->stk->m[i];
-	af_member *m = NULL;
-	if (af_member_open(&m, r->stk->sf->zip, (size_t)mb->ident, NULL) != AF_OK)
+	struct afd_src *sf = r->stk->sf;
+	const af_source *src;
+	af_error why;
+	if (afd_src_member_open(r->c, sf, (size_t)mb->ident, &src, &why) < 0)
 		return member_changed(r, i, "no longer opens");
-	const af_source *src = af_member_source(m);
 	ssize_t got = -EIO;
 	if (mb->data_off <= src->size)
 		got = src->pread(src, buf, len, mb->data_off + off);
-	af_member_close(m);
+	keep_member(r, i);
+	afd_src_member_close(sf, (size_t)mb->ident);
 	if (got >= 0 && check_archive(r, i) < 0)
 		got = -EIO;
 	return got;
@@ -410,6 +433,8 @@ struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 	r->c = c;
 	r->stk = stk;
 	r->last = UINT64_MAX;  /* member 0 is "in order" */
+	r->kept = UINT64_MAX;
+	pthread_mutex_init(&r->klock, NULL);
 	afd_stack_hold(stk);
 	r->r = (af_stack_reader){ .read = read_member, .arg = r, .n = stk->n,
 				  .member_bytes = stk->member_bytes };
@@ -421,6 +446,10 @@ void afd_stackread_close(struct afd_stackread *r)
 {
 	if (!r)
 		return;
+	if (r->kept != UINT64_MAX)
+		afd_src_member_close(r->stk->sf,
+				     (size_t)r->stk->m[r->kept].ident);
+	pthread_mutex_destroy(&r->klock);
 	afd_stack_put(r->stk);
 	free(r);
 }

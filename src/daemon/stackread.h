@@ -77,6 +77,13 @@ struct afd_stackread {
 	af_stack_reader r;
 	af_source src;            /* the stack's data (af_stack_source_init) */
 	uint64_t last;            /* the member read last (atomic; a hint) */
+	/* The deflated npz member kept open between reads (its archive's
+	 * shared member, afd_src_member_open): a sequential reader's next
+	 * read goes on where the last one stopped, with the archive's
+	 * read-ahead and saved index, instead of inflating the member
+	 * again from its first byte. UINT64_MAX: none. Under klock. */
+	pthread_mutex_t klock;
+	uint64_t kept;
 };
 
 /**
