@@ -218,6 +218,9 @@ static int open_stack(struct afd_ctx *c, struct afd_node *n,
 	} else if (rc == 0) {
 		h->src = &h->sr->src;
 		rc = open_view(c, n, h, r, why);
+		/* the member's decoded data it keeps (stackread.h) */
+		size_t more = afd_stackread_cost(r->stk);
+		h->cost = h->cost > SIZE_MAX - more ? SIZE_MAX : h->cost + more;
 	}
 	afd_res_release(r);
 	return rc;

@@ -10,6 +10,9 @@
 
 #include "ctx.h"
 #include "hash.h"
+#include "lz4share.h"
+#include "srcfile.h"
+#include "tree.h"
 #include "stackdir.h"
 #include "stackread.h"
 
@@ -319,41 +322,72 @@ static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return (ssize_t)done;
 }
 
-/* A member the codec decodes: an LZ4 .ra file, opened for this read. */
+/* Make LZ4 member @p i the one @p r keeps (klock held): its version's
+ * shared index, checked to be the version listed. 0 or -EIO (logged). */
+static int keep_lz4(struct afd_stackread *r, uint64_t i)
+{
+	size_t len;
+	const char *name = afd_stack_name(r->stk, i, &len);
+	char nbuf[NAME_MAX + 1];
+	if (len > NAME_MAX)
+		return member_changed(r, i, "is gone");
+	memcpy(nbuf, name, len);
+	nbuf[len] = '\0';
+	char *path = afd_path_join(r->stk->dir, nbuf);
+	if (!path)
+		return -ENOMEM;
+	int fd = -1;
+	struct afd_src *sf = NULL;
+	int rc = afd_src_get(r->c, path, NULL, &fd, &sf);
+	free(path);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0)
+		return member_changed(r, i, "is gone");
+	if (sf->kind != SK_ARRAY ||
+	    !afd_lz4share_wanted(&sf->arr.a, AF_VIEW_DATA))
+		rc = member_changed(r, i, "no longer parses as it did");
+	else
+		rc = check_member(r, i, fd);
+	struct afd_lz4share *s = NULL;
+	af_error err;
+	af_error_clear(&err);
+	if (rc == 0)
+		rc = afd_lz4share_get(r->c, sf, &sf->arr.a, fd, &s, &err);
+	if (rc < 0 && err.status != AF_OK)
+		rc = member_changed(r, i, "no longer decodes");
+	close(fd);
+	afd_src_put(sf);
+	if (rc < 0)
+		return rc;
+	afd_lz4share_put(r->klz4);
+	r->klz4 = s;
+	r->kept = i;
+	return 0;
+}
+
+/* An LZ4 .ra member: its decoded bytes through its shared index. */
 static ssize_t read_decoded_file(struct afd_stackread *r, uint64_t i,
 				 void *buf, size_t len, uint64_t off)
 {
-	int fd = open_member(r, i);
-	if (fd < 0)
-		return fd;
-	ssize_t rc = -EIO;
-	struct stat st;
-	af_source src;
-	af_array a;
-	af_view *v = NULL;
-	size_t len_name;
-	const char *name = afd_stack_name(r->stk, i, &len_name);
-	char nbuf[NAME_MAX + 1];
-	memcpy(nbuf, name, len_name);
-	nbuf[len_name] = '\0';
-	if (fstat(fd, &st) < 0)
-		goto out;
-	af_source_init_fd(&src, fd, 0, (uint64_t)st.st_size);
-	if (af_array_parse_named(nbuf, &src, &a, NULL) != AF_OK) {
-		rc = member_changed(r, i, "no longer parses");
-		goto out;
+	pthread_mutex_lock(&r->klock);
+	ssize_t rc = r->kept == i && r->klz4 ? 0 : keep_lz4(r, i);
+	if (rc == 0) {
+		af_error err;
+		uint64_t size = af_lz4_index_size(r->klz4->ix);
+		if (off > size)
+			off = size;
+		if (len > size - off)
+			len = (size_t)(size - off);
+		if (len && af_lz4_index_read(r->klz4->ix, buf, len, off,
+					     &err) != AF_OK)
+			rc = member_changed(r, i, "no longer decodes");
+		else
+			rc = (ssize_t)len;
+		if (rc >= 0 && check_member(r, i, r->klz4->fd) < 0)
+			rc = -EIO;
 	}
-	size_t got = 0;
-	af_error err;
-	if (af_view_open(&v, &a, &src, AF_VIEW_DATA, &err) == AF_OK &&
-	    af_view_read(v, buf, len, off, &got, &err) == AF_OK)
-		rc = (ssize_t)got;
-	af_view_close(v);
-	af_array_free(&a);
-	if (rc >= 0 && check_member(r, i, fd) < 0)
-		rc = -EIO;
-out:
-	close(fd);
+	pthread_mutex_unlock(&r->klock);
 	return rc;
 }
 
@@ -424,6 +458,17 @@ static ssize_t read_member(void *arg, uint64_t i, void *buf, size_t len,
 	return rc < 0 ? rc : got;
 }
 
+size_t afd_stackread_cost(const struct afd_stack *stk)
+{
+	bool lz4 = false;
+	for (uint64_t i = 0; !stk->sf && i < stk->n && !lz4; i++)
+		lz4 = stk->m[i].flags & AFD_SM_DECODE;
+	if (!lz4)
+		return 0;
+	uint64_t b = af_lz4_index_bound(stk->member_bytes);
+	return b < SIZE_MAX ? (size_t)b : SIZE_MAX;
+}
+
 struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 					 struct afd_stack *stk)
 {
@@ -446,9 +491,10 @@ void afd_stackread_close(struct afd_stackread *r)
 {
 	if (!r)
 		return;
-	if (r->kept != UINT64_MAX)
+	if (r->kept != UINT64_MAX && r->stk->sf)
 		afd_src_member_close(r->stk->sf,
 				     (size_t)r->stk->m[r->kept].ident);
+	afd_lz4share_put(r->klz4);
 	pthread_mutex_destroy(&r->klock);
 	afd_stack_put(r->stk);
 	free(r);

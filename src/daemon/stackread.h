@@ -77,13 +77,16 @@ struct afd_stackread {
 	af_stack_reader r;
 	af_source src;            /* the stack's data (af_stack_source_init) */
 	uint64_t last;            /* the member read last (atomic; a hint) */
-	/* The deflated npz member kept open between reads (its archive's
-	 * shared member, afd_src_member_open): a sequential reader's next
-	 * read goes on where the last one stopped, with the archive's
-	 * read-ahead and saved index, instead of inflating the member
-	 * again from its first byte. UINT64_MAX: none. Under klock. */
+	/* The decoded member kept between reads, so a sequential reader's
+	 * next read goes on where the last one stopped instead of decoding
+	 * the member again from its first byte: a deflated npz member (a
+	 * reference on its archive's shared member, afd_src_member_open,
+	 * with its read-ahead and saved index), or an LZ4 .ra member (its
+	 * version's shared LZ4 index, lz4share.h, in klz4; an LZ4 read holds
+	 * klock). UINT64_MAX: none. Under klock. */
 	pthread_mutex_t klock;
 	uint64_t kept;
+	struct afd_lz4share *klz4;
 };
 
 /**
@@ -92,6 +95,13 @@ struct afd_stackread {
  */
 struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 					 struct afd_stack *stk);
+/**
+ * Decoded bytes a reader of @p stk may keep (the bound handles' budget,
+ * bound.h): the LZ4 index of one member where members are LZ4 .ra files,
+ * else 0 (deflated members count as their archive's do: nothing).
+ */
+size_t afd_stackread_cost(const struct afd_stack *stk);
+
 /** Free @p r (NULL: nothing) and drop its hold on the stack. */
 void afd_stackread_close(struct afd_stackread *r);
 

@@ -306,11 +306,13 @@ class StackCase(mountlib.MountCase):
         self.assertIn(".stack", os.listdir(self.mp("own")))
 
 
-class StackDeflatedCase(mountlib.FreshMountCase):
-    """A stack over the deflated members of an npz, read sequentially in
-    the kernel's 128 KiB reads: each member is inflated about once, not
-    again from its first byte at every read (counted by the -d line a
-    member logs when it closes)."""
+class StackDecodedCase(mountlib.FreshMountCase):
+    """Stacks over members the codec decodes (the deflated members of an
+    npz, a folder of LZ4 .ra files), read sequentially in the kernel's
+    128 KiB reads: each member is decoded about once, not again from its
+    first byte at every read (counted by the -d lines: a deflated member
+    logs the bytes it inflated when it closes, an LZ4 index says when it
+    is opened)."""
     mount_args = ("-d", "-o", "no_index")
     N = 3
     SIDE = 1024   # 4 MiB float32 members
@@ -323,10 +325,14 @@ class StackDeflatedCase(mountlib.FreshMountCase):
         with open(self.src.join("big.npz"), "wb") as f:
             f.write(npz_bytes({"m%d.npy" % k: self.member(k)
                                for k in range(self.N)}, True))
+        os.mkdir(self.src.join("lz4"))
+        for k in range(self.N):
+            with open(self.src.join("lz4", "m%d.ra" % k), "wb") as f:
+                f.write(ra_bytes(self.member(k), lz4_block=True))
 
-    def test_each_member_inflated_about_once(self):
-        path = self.mp("big.npz", ".stack", "data")
-        fd = os.open(path, os.O_RDONLY)
+    def read_stack(self, *parts):
+        """The stack's data, read front to back 128 KiB at a time."""
+        fd = os.open(self.mp(*parts, ".stack", "data"), os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
             chunks = []
@@ -339,13 +345,22 @@ class StackDeflatedCase(mountlib.FreshMountCase):
             os.close(fd)
         want = b"".join(self.member(k).tobytes() for k in range(self.N))
         self.assertEqual(b"".join(chunks), want)
-        self.m.umount()   # members still kept open log when they close
+        self.m.umount()   # members still kept log when they close
+        return len(want), self.m.log()
+
+    def test_each_deflated_member_inflated_about_once(self):
+        size, log = self.read_stack("big.npz")
         inflated = [int(n) for n in re.findall(
-            r"big\.npz: member \d+ closed: (\d+) bytes inflated",
-            self.m.log())]
-        self.assertTrue(inflated, self.m.log()[-2000:])
+            r"big\.npz: member \d+ closed: (\d+) bytes inflated", log)]
+        self.assertTrue(inflated, log[-2000:])
         # each member is inflated once, and its header once more at most
-        self.assertLess(sum(inflated), len(want) * 1.2, inflated)
+        self.assertLess(sum(inflated), size * 1.2, inflated)
+
+    def test_each_lz4_member_indexed_once(self):
+        size, log = self.read_stack("lz4")
+        opened = re.findall(r"lz4/(m\d\.ra): LZ4 index opened", log)
+        self.assertEqual(sorted(opened),
+                         ["m%d.ra" % k for k in range(self.N)], log[-2000:])
 
     def tearDown(self):
         pass   # unmounted by the test; cleanups remove the rest
