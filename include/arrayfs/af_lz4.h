@@ -86,9 +86,13 @@ af_status af_lz4_index_read(af_lz4_index *ix, void *buf, size_t len,
  * before the first read. The first pass over the block then parses the
  * sequences of the blocks ahead (up to 64, 16 MiB of output, only their
  * records kept) on a pool thread while the reader's thread decodes the
- * block it needs with liblz4, instead of one thread doing both; the
- * verdicts and bytes are the same. Returns AF_OK or AF_E_INVAL (read
- * already, or a pool set).
+ * block it needs with liblz4, instead of one thread doing both; and a
+ * sequential reader (one reading at the frontier of that first pass) gets
+ * the 4 blocks after the one it read decoded on a pool thread while it is
+ * served, into cache blocks it has read already (a block decoded ahead
+ * stays until read, and is evicted last by anyone). The verdicts and
+ * bytes are the same. Returns AF_OK or AF_E_INVAL (read already, or a
+ * pool set).
  */
 af_status af_lz4_index_set_pool(af_lz4_index *ix, af_pool *pool,
 				af_error *err);

@@ -245,19 +245,28 @@ static struct lz4_entry *cache_find(af_lz4_index *ix, uint64_t b)
 	return NULL;
 }
 
-struct lz4_entry *lz4_cache_claim(af_lz4_index *ix, uint64_t b,
+/* Whether valid entry @p e should go before valid entry @p than: a block
+ * decoded ahead for a reader who has not read it yet goes last. */
+static bool evict_first(const struct lz4_entry *e,
+			const struct lz4_entry *than)
+{
+	return e->fresh != than->fresh ? !e->fresh : e->used < than->used;
+}
+
+struct lz4_entry *lz4_cache_claim(af_lz4_index *ix, uint64_t b, bool ahead,
 				     af_status *st, af_error *err)
 {
 	struct lz4_entry *pick = NULL;
 	for (unsigned i = 0; i < ix->o.cache_blocks; i++) {
 		struct lz4_entry *e = &ix->cache[i];
-		if (e->state == ENT_FILLING)
+		if (e->state == ENT_FILLING || (ahead && e->fresh))
 			continue;
-		if (!pick || e->state == ENT_EMPTY ||
-		    (pick->state == ENT_VALID && e->used < pick->used))
+		if (e->state == ENT_EMPTY) {
 			pick = e;
-		if (e->state == ENT_EMPTY)
 			break;
+		}
+		if (!pick || evict_first(e, pick))
+			pick = e;
 	}
 	*st = AF_OK;
 	if (!pick)
@@ -274,6 +283,7 @@ struct lz4_entry *lz4_cache_claim(af_lz4_index *ix, uint64_t b,
 	}
 	pick->state = ENT_FILLING;
 	pick->blk = b;
+	pick->fresh = ahead;
 	return pick;
 }
 
@@ -322,7 +332,7 @@ static af_status decode_behind(af_lz4_index *ix, uint64_t b, af_error *err)
 	else if (h)
 		from = ix->points[x / ix->o.span];
 	af_status st;
-	struct lz4_entry *e = lz4_cache_claim(ix, b, &st, err);
+	struct lz4_entry *e = lz4_cache_claim(ix, b, false, &st, err);
 	if (!e) {
 		if (st == AF_OK)
 			pthread_cond_wait(&ix->cond, &ix->lock);
@@ -373,6 +383,7 @@ static af_status read_in_block(af_lz4_index *ix, uint64_t b, size_t skip,
 		    lz4_in_literals(&ix->recs[b], x + skip, x + skip + n)) {
 			/* bytes of the source as they are: no decoding */
 			const struct lz4_seq *r = &ix->recs[b];
+			lz4_decode_ahead(ix, b);
 			pthread_mutex_unlock(&ix->lock);
 			return af_source_read_exact(&ix->src, out, n,
 						    ix->base + r->lit_in +
@@ -382,6 +393,8 @@ static af_status read_in_block(af_lz4_index *ix, uint64_t b, size_t skip,
 		if (e && e->state == ENT_VALID) {
 			memcpy(out, e->buf + ix->hist + skip, n);
 			e->used = ++ix->tick;
+			e->fresh = false;
+			lz4_decode_ahead(ix, b);
 			break;
 		}
 		if (e || (b >= ix->frontier && ix->frontier_busy)) {

@@ -5,6 +5,8 @@
  * record of the sequence holding the block's end), then decoded into a
  * cache entry, or left in the source when it is all literals; its last
  * 64 KiB are the next block's history, kept as an access point every span.
+ * With a pool, two jobs help the reader who owns it: one walks ahead, the
+ * other owns the frontier for a sequential reader and decodes ahead of it.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -161,11 +163,13 @@ static void walk_job_run(struct afp_job *job)
 	pthread_mutex_unlock(&ix->lock);
 }
 
-/* With a pool, have the blocks after @p f walked ahead (lock held). */
+/* With a pool, have the blocks after @p f walked ahead (lock held): once
+ * half of those walked ahead are decoded, so that the job runs for many
+ * blocks at a wake-up, not one. */
 static void walk_ahead(af_lz4_index *ix, uint64_t f)
 {
 	if (!ix->pool || ix->walk_running || ix->closing ||
-	    ix->walked >= ix->nblocks || ix->walked > f + LZ4I_WALK_AHEAD)
+	    ix->walked >= ix->nblocks || ix->walked > f + LZ4I_WALK_AHEAD / 2)
 		return;
 	uint64_t to = f + 1 + LZ4I_WALK_AHEAD;
 	ix->walk_to = to < ix->nblocks ? to : ix->nblocks;
@@ -180,12 +184,20 @@ void lz4_walk_stop(af_lz4_index *ix)
 	ix->closing = true;
 	if (ix->walk_running && afp_take(ix->pool, &ix->walk_job))
 		ix->walk_running = false;
-	while (ix->walk_running)
+	if (ix->ahead_running && afp_take(ix->pool, &ix->ahead_job))
+		ix->ahead_running = false;
+	while (ix->walk_running || ix->ahead_running)
 		pthread_cond_wait(&ix->cond, &ix->lock);
 	pthread_mutex_unlock(&ix->lock);
 }
 
-af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
+/*
+ * lz4_frontier_run; with @p ahead (the decode-ahead job) into entries no
+ * reader waits to read, stopping where there is none: it decodes what
+ * the reader will want next, never over what it has not read yet.
+ */
+static af_status frontier_run(af_lz4_index *ix, uint64_t b, bool ahead,
+			      af_error *err)
 {
 	af_status st = AF_OK;
 	ix->frontier_busy = true;
@@ -221,8 +233,8 @@ af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
 					  lz4_blk_end(ix, f));
 		struct lz4_entry *e = NULL;
 		if (!direct) {
-			e = lz4_cache_claim(ix, f, &st, err);
-			if (st != AF_OK)
+			e = lz4_cache_claim(ix, f, ahead, &st, err);
+			if (st != AF_OK || (!e && ahead))
 				break;
 			if (!e) {
 				pthread_cond_wait(&ix->cond, &ix->lock);
@@ -244,4 +256,68 @@ af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
 	ix->frontier_busy = false;
 	pthread_cond_broadcast(&ix->cond);
 	return st;
+}
+
+af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err)
+{
+	return frontier_run(ix, b, false, err);
+}
+
+/* Blocks the decode-ahead job decodes past the last one a sequential
+ * reader was served: the kernel's next read or two (512 KiB each with the
+ * daemon's read-ahead window); each stays in the cache until read. */
+#define LZ4I_DECODE_AHEAD 4u
+
+/* The decode-ahead job: the frontier on to ix->ahead_to, a block at a
+ * time so a reader at the frontier never waits long for it, unless a
+ * reader owns the frontier (then it is on its way there). A failure
+ * stops it: a reader meets it again (a corrupt block is sticky). */
+static void ahead_job_run(struct afp_job *job)
+{
+	af_lz4_index *ix = (af_lz4_index *)((char *)job -
+					    offsetof(af_lz4_index, ahead_job));
+	pthread_mutex_lock(&ix->lock);
+	while (!ix->closing && !ix->frontier_busy && ix->sticky == AF_OK &&
+	       ix->frontier < ix->ahead_to) {
+		uint64_t f = ix->frontier;
+		af_error mine;
+		af_error_clear(&mine);
+		if (frontier_run(ix, f, true, &mine) != AF_OK ||
+		    ix->frontier == f)
+			break;
+	}
+	ix->ahead_running = false;
+	pthread_cond_broadcast(&ix->cond);
+	pthread_mutex_unlock(&ix->lock);
+}
+
+void lz4_decode_ahead(af_lz4_index *ix, uint64_t b)
+{
+	/* a reader at or just behind the frontier reads on sequentially;
+	 * one far behind it reads at random */
+	if (!ix->pool || ix->closing || ix->sticky != AF_OK ||
+	    b + 1 + LZ4I_DECODE_AHEAD < ix->frontier)
+		return;
+	uint64_t to = b + 1 + LZ4I_DECODE_AHEAD;
+	if (to > ix->nblocks)
+		to = ix->nblocks;
+	if (to > ix->ahead_to)
+		ix->ahead_to = to;
+	/* woken for two blocks at least: a wake-up costs as much as a
+	 * fraction of a block's decode */
+	if (ix->ahead_running || ix->frontier + LZ4I_DECODE_AHEAD / 2 > ix->ahead_to)
+		return;
+	ix->ahead_running = true;
+	ix->ahead_job.run = ahead_job_run;
+	afp_submit(ix->pool, &ix->ahead_job);
+}
+
+uint64_t lz4_index_decoded(af_lz4_index *ix)
+{
+	pthread_mutex_lock(&ix->lock);
+	while (ix->ahead_running || ix->frontier_busy)
+		pthread_cond_wait(&ix->cond, &ix->lock);
+	uint64_t f = ix->frontier;
+	pthread_mutex_unlock(&ix->lock);
+	return f;
 }

@@ -32,6 +32,8 @@ struct lz4_entry {
 	unsigned char *buf;   /* allocated on first use */
 	unsigned char *in;    /* input of a decode behind the frontier into it */
 	size_t incap;
+	bool fresh;           /* decoded ahead of a sequential reader and not
+			       * read yet: evicted last */
 };
 
 struct af_lz4_index {
@@ -71,6 +73,12 @@ struct af_lz4_index {
 	uint64_t walk_to;      /* lock: it walks blocks up to this one */
 	unsigned walk_waiters; /* lock: owners waiting for it to walk one */
 	bool closing;          /* lock */
+	/* the decode-ahead job (lz4_frontier.c): for a sequential reader,
+	 * it moves the frontier on to ahead_to on a pool thread while the
+	 * reader is served */
+	struct afp_job ahead_job;
+	bool ahead_running;    /* lock: the job is queued or decoding */
+	uint64_t ahead_to;     /* lock */
 
 	/* frontier owner */
 	unsigned char *fhist;  /* the hist bytes of output before the frontier */
@@ -116,10 +124,12 @@ static inline bool lz4_in_literals(const struct lz4_seq *s, uint64_t from,
 /**
  * An entry to decode block @p b into, now FILLING, or NULL: every entry is
  * being filled (wait on ix->cond and look again), or *st is AF_E_NOMEM.
- * Lock held.
+ * The least recently used goes, a fresh one only when all are fresh;
+ * with @p ahead (for the decode-ahead job, whose entry is then fresh)
+ * never a fresh one: NULL then. Lock held.
  */
-struct lz4_entry *lz4_cache_claim(af_lz4_index *ix, uint64_t b, af_status *st,
-				  af_error *err);
+struct lz4_entry *lz4_cache_claim(af_lz4_index *ix, uint64_t b, bool ahead,
+				  af_status *st, af_error *err);
 
 /** A claimed entry is filled (@p st AF_OK) or given back. Lock held. */
 void lz4_entry_done(af_lz4_index *ix, struct lz4_entry *e, af_status st);
@@ -137,7 +147,15 @@ af_status lz4_fail_locked(af_lz4_index *ix, af_status st, const af_error *mine,
  */
 af_status lz4_frontier_run(af_lz4_index *ix, uint64_t b, af_error *err);
 
-/** Take back or wait for the walk job (at close; lock not held). */
+/**
+ * A reader was served block @p b: if it reads at the frontier (a
+ * sequential reader) and there is a pool, have the blocks after it
+ * decoded ahead on a pool thread (lock held).
+ */
+void lz4_decode_ahead(af_lz4_index *ix, uint64_t b);
+
+/** Take back or wait for the walk and decode-ahead jobs (at close; lock
+ * not held). */
 void lz4_walk_stop(af_lz4_index *ix);
 
 #endif /* ARRAYFS_LZ4_INDEX_I_H */

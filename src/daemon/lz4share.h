@@ -7,7 +7,8 @@
  * once, and counted once against the bound handles' budget (bound.h).
  *
  * With the context's pool (inflate_threads), the index walks the LZ4
- * block ahead of its first pass on a pool thread (af_lz4_index_set_pool).
+ * block ahead of its first pass on a pool thread, and decodes ahead of a
+ * sequential reader on another (af_lz4_index_set_pool).
  * The share has its own fd of the version (a dup of the opening handle's,
  * which is of exactly that version) and a reference to the source entry;
  * it is published in the entry (afd_src.lz4) under its mlock and freed

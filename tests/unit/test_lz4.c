@@ -580,6 +580,49 @@ START_TEST(walking_ahead_on_a_pool_agrees_with_liblz4)
 }
 END_TEST
 
+/* The cache blocks decoded once a sequential reader, on a pool of
+ * @p threads with a cache of @p cache_blocks, has read block 0 and the
+ * index is idle; then the rest is read and checked. */
+static uint64_t decoded_after_block_0(unsigned threads, unsigned cache_blocks)
+{
+	size_t n = 100000, cn;
+	unsigned char *raw = make(TEXT, n, 77), *got = malloc(n);
+	unsigned char *c = compress(raw, n, &cn);
+	af_source src;
+	af_source_init_mem(&src, c, cn);
+	af_error err;
+	af_pool *pool;
+	ck_assert_int_eq(af_pool_open(&pool, threads, 0, &err), AF_OK);
+	struct lz4_opts o = small_opts();
+	o.walk_buf = 4096;
+	o.cache_blocks = cache_blocks;
+	af_lz4_index *ix;
+	ck_assert_int_eq(lz4_index_open_opts(&ix, &src, 0, cn, n, &o, &err), AF_OK);
+	ck_assert_int_eq(af_lz4_index_set_pool(ix, pool, &err), AF_OK);
+	ck_assert_int_eq(af_lz4_index_read(ix, got, o.block, 0, &err), AF_OK);
+	uint64_t decoded = lz4_index_decoded(ix);
+	for (size_t off = o.block; off < n; off += 5000)
+		ck_assert_int_eq(af_lz4_index_read(ix, got + off, n - off < 5000 ?
+						   n - off : 5000, off, &err), AF_OK);
+	ck_assert(memcmp(got, raw, n) == 0);
+	af_lz4_index_close(ix);
+	af_pool_close(pool);
+	free(c);
+	free(got);
+	free(raw);
+	return decoded;
+}
+
+/* A sequential reader gets the blocks after the one it reads decoded on
+ * a pool thread (4 ahead), never over a block decoded ahead that it has
+ * not read yet: with 3 cache blocks only 3 are decoded ahead. */
+START_TEST(a_sequential_reader_gets_blocks_decoded_ahead)
+{
+	ck_assert_uint_eq(decoded_after_block_0(2, 8), 1 + 4);
+	ck_assert_uint_eq(decoded_after_block_0(2, 3), 1 + 3);
+}
+END_TEST
+
 /* data and B.npy of one array over one index: both right, one cache. */
 START_TEST(views_share_one_index)
 {
@@ -677,6 +720,7 @@ int main(void)
 	tcase_add_test(tc, read_failures_are_retried);
 	tcase_add_test(tc, threads_reading_one_index_see_the_same_bytes);
 	tcase_add_test(tc, walking_ahead_on_a_pool_agrees_with_liblz4);
+	tcase_add_test(tc, a_sequential_reader_gets_blocks_decoded_ahead);
 	tcase_add_test(tc, views_share_one_index);
 	tcase_add_test(tc, empty_output_and_bad_arguments);
 	tcase_add_test(tc, view_cost_is_the_index_bound);
