@@ -170,6 +170,18 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 	return 0;
 }
 
+void afd_bound_offer(struct afd_ctx *c, struct afd_node *n,
+		     struct afd_handle *h)
+{
+	struct afd_bound *b = malloc(sizeof(*b));
+	if (!b) {
+		afd_handle_close(h);
+		return;
+	}
+	/* ours, held once more by the set, or the one bound first */
+	afd_handle_close(bind(c, n, h, b));
+}
+
 bool afd_bound_attr(struct afd_boundset *s, struct afd_node *n,
 		    struct stat *st)
 {

@@ -68,6 +68,13 @@ void afd_boundset_destroy(struct afd_boundset *s);
 int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 		  struct afd_handle **out, bool *opened,
 		  struct afd_failure *why);
+/**
+ * Bind @p h, a handle of @p n's version made before any read (a lookup
+ * that opened the source anyway), unless @p n has one: then @p h is
+ * closed. The caller's hold on @p h is given up either way.
+ */
+void afd_bound_offer(struct afd_ctx *c, struct afd_node *n,
+		     struct afd_handle *h);
 /** The attributes of @p n's bound handle into @p st; false if unbound. */
 bool afd_bound_attr(struct afd_boundset *s, struct afd_node *n,
 		    struct stat *st);

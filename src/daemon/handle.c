@@ -226,6 +226,38 @@ static int open_stack(struct afd_ctx *c, struct afd_node *n,
 	return rc;
 }
 
+/* Serve range [off, off + len) of @p fd (taken), the node's version as
+ * fstat'ed into @p st, as the raw handle @p h. */
+static void range_handle(struct afd_ctx *c, struct afd_node *n,
+			 struct afd_handle *h, int fd, const struct stat *st,
+			 uint64_t off, uint64_t len)
+{
+	h->fd = h->check_fd = fd;
+	afd_ident_of(&h->id, st);
+	af_source_init_fd(&h->fsrc, fd, off, len);
+	h->src = &h->fsrc;
+	h->kind = H_RAW;
+	struct afd_id id = afd_id_of(n);
+	struct afd_res r = { .st = *st, .midx = -1, .zdir = -1, .summed = true };
+	r.sum.size[AE_DATA] = len;
+	afd_attr(c, &id, &r, &h->attr);
+}
+
+/* The range of node @p n's `data` in its file (afd_nodes_range_get),
+ * when @p st (an fstat of the file) is still the node's version. */
+static bool range_of(const struct afd_node *n, const struct stat *st,
+		     uint64_t *off, uint64_t *len)
+{
+	struct afd_ident ident;
+	if (n->kind != NK_ENTRY || n->entry != AE_DATA || n->member ||
+	    !S_ISREG(st->st_mode) || !afd_nodes_range_get(n, off, len))
+		return false;
+	afd_ident_of(&ident, st);
+	return afd_ident_key(n->path, &ident) == n->version &&
+	       *off <= (uint64_t)st->st_size &&
+	       *len <= (uint64_t)st->st_size - *off;
+}
+
 /*
  * `data` that is one unchanged range of its .npy/.ra file in the node's
  * version (afd_nodes_range_get), opened without parsing the file again:
@@ -245,27 +277,13 @@ static int open_range(struct afd_ctx *c, struct afd_node *n,
 	if (fd < 0)
 		return 1;
 	struct stat st;
-	struct afd_ident ident;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		goto other;
-	afd_ident_of(&ident, &st);
-	if (afd_ident_key(n->path, &ident) != n->version ||
-	    off > (uint64_t)st.st_size || len > (uint64_t)st.st_size - off)
-		goto other;
-	h->fd = h->check_fd = fd;
-	h->id = ident;
+	if (fstat(fd, &st) < 0 || !range_of(n, &st, &off, &len)) {
+		close(fd);
+		return 1;
+	}
+	range_handle(c, n, h, fd, &st, off, len);
 	*version = n->version;
-	af_source_init_fd(&h->fsrc, fd, off, len);
-	h->src = &h->fsrc;
-	h->kind = H_RAW;
-	struct afd_id id = afd_id_of(n);
-	struct afd_res r = { .st = st, .midx = -1, .zdir = -1, .summed = true };
-	r.sum.size[AE_DATA] = len;
-	afd_attr(c, &id, &r, &h->attr);
 	return 0;
-other:
-	close(fd);
-	return 1;
 }
 
 static int open_sourced(struct afd_ctx *c, struct afd_node *n,
@@ -405,6 +423,34 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 	uint64_t was = __atomic_exchange_n(&n->served_gen, version,
 					   __ATOMIC_ACQ_REL);
 	*keep_cache = was == version;
+	*out = h;
+	return 0;
+}
+
+int afd_handle_adopt_range(struct afd_ctx *c, struct afd_node *n, int fd,
+			   const struct stat *st, struct afd_handle **out)
+{
+	uint64_t off, len;
+	if (!range_of(n, st, &off, &len)) {
+		close(fd);
+		return -ENOENT;
+	}
+	struct afd_handle *h = calloc(1, sizeof(*h));
+	if (!h) {
+		close(fd);
+		return -ENOMEM;
+	}
+	h->refs = 1;
+	h->midx = -1;
+	h->where = where_of(n);
+	if (!h->where) {
+		free(h);
+		close(fd);
+		return -ENOMEM;
+	}
+	range_handle(c, n, h, fd, st, off, len);
+	h->version = n->version;
+	__atomic_store_n(&n->served_gen, h->version, __ATOMIC_RELEASE);
 	*out = h;
 	return 0;
 }
@@ -724,13 +770,15 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 	 * Never serve a mix of two versions: spliced bytes are copied after
 	 * this check (a writer then shortens or re-times the file first), and
 	 * decoded bytes were read before the second one. A handle this
-	 * request opened was fstat'ed against its version a moment ago.
+	 * request opened was fstat'ed against its version a moment ago, and
+	 * a read copied whole needs only the check after it: a change at any
+	 * time since the open has moved the size or mtime by then.
 	 */
-	int rc = just_opened ? 0 : check_unchanged(h, why);
+	int rc = just_opened || rb->copy ? 0 : check_unchanged(h, why);
 	if (rc == 0)
 		rc = h->kind == H_RAW ? read_raw(c, h, o, end, rb, why) :
 					read_view(c, h, o, end, rb, why);
-	if (rc == 0 && rb->nscratch)
+	if (rc == 0 && (rb->nscratch || rb->copy))
 		rc = check_unchanged(h, why);
 	return rc;
 }

@@ -39,6 +39,16 @@ struct afd_rbuf {
 };
 
 /**
+ * A handle for node @p n's `data` when it is one range of its file
+ * (nodes.h afd_nodes_range_get), over @p fd: an fd of that file whose
+ * fstat @p st must be the node's version. Takes @p fd (closed on
+ * failure). Returns 0 (*out held: afd_handle_close), -ENOENT when @p n has
+ * no range or @p st is another version, or -ENOMEM.
+ */
+int afd_handle_adopt_range(struct afd_ctx *c, struct afd_node *n, int fd,
+			   const struct stat *st, struct afd_handle **out);
+
+/**
  * Open node @p n with open(2) @p flags. *keep_cache tells whether the page
  * cache may be kept (the source has not changed since it was last served).
  * Returns 0 or -errno (-EROFS for any write access); a failure with a

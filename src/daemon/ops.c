@@ -170,13 +170,33 @@ static void remember_range(struct afd_node *n, const struct afd_id *id,
 				    r->sf->arr.size[AE_DATA]);
 }
 
+/*
+ * A lookup of `data` that opened its source to check it (tree.h): the fd
+ * becomes the node's bound handle, so the read that comes next opens
+ * nothing. Only where reads come without an open (no-open kernels).
+ */
+static void bind_looked_up(struct afd_ctx *c, struct afd_node *n, int fd,
+			   const struct stat *st)
+{
+	struct afd_handle *h;
+	/* a hint (bind decides under its lock): a node read before keeps
+	 * the handle it has */
+	if (__atomic_load_n(&n->bound, __ATOMIC_RELAXED))
+		close(fd);
+	else if (afd_handle_adopt_range(c, n, fd, st, &h) == 0)
+		afd_bound_offer(c, n, h);
+}
+
 static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
-		      struct fuse_entry_param *e, struct afd_node **out)
+		      bool lookup, struct fuse_entry_param *e,
+		      struct afd_node **out)
 {
 	struct afd_id id;
 	struct afd_res r;
+	int fd = -1;
 	memset(e, 0, sizeof(*e));
-	int rc = afd_lookup(c, p, name, &id, &r);
+	/* a listing opens nothing: it may never be read */
+	int rc = afd_lookup(c, p, name, &id, &r, lookup && c->no_open ? &fd : NULL);
 	if (rc < 0)
 		return rc;
 	afd_attr(c, &id, &r, &e->attr);
@@ -190,6 +210,10 @@ static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 		remember_version(c, p, n, &id, &r);
 		remember_range(n, &id, &r);
 	}
+	if (n && fd >= 0)
+		bind_looked_up(c, n, fd, &r.st);
+	else if (fd >= 0)
+		close(fd);
 	afd_res_release(&r);
 	afd_id_free(&id);
 	if (!n)
@@ -228,7 +252,7 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	int rc = make_entry(c, p, name, &e, &n);
+	int rc = make_entry(c, p, name, true, &e, &n);
 	if (rc == -ENOENT) {
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = c->opts.neg_timeout;
@@ -414,7 +438,7 @@ static bool plus_entry(void *arg, const char *name, struct fuse_entry_param *e)
 	struct afd_node *n;
 	/* a name that cannot be resolved now is listed without an entry: the
 	 * kernel's own lookup of it then answers the error */
-	if (pr->n == pr->cap || make_entry(pr->c, pr->dir, name, e, &n) < 0)
+	if (pr->n == pr->cap || make_entry(pr->c, pr->dir, name, false, e, &n) < 0)
 		return false;
 	pr->counted[pr->n++] = n;
 	return true;

@@ -383,26 +383,43 @@ static int child_of_array(const struct afd_node *parent, struct afd_id *child)
  * gone: the resolve parses the new version and says what happened).
  */
 static int lookup_summed(struct afd_ctx *c, const struct afd_node *parent,
-			 enum afd_entry e, struct afd_res *r)
+			 enum afd_entry e, struct afd_res *r, int *fd_out)
 {
 	if (parent->member || !afd_nodes_sum_get(&c->nodes, parent, &r->sum))
 		return 1;
 	struct stat st;
 	struct afd_ident now;
-	if (afd_srcpath_stat(&c->root, parent->path, &st) < 0 ||
-	    !S_ISREG(st.st_mode))
-		return 1;
-	afd_ident_of(&now, &st);
-	if (!afd_ident_eq(&now, &r->sum.id))
+	/* opened rather than stat'ed when the caller keeps the fd for a
+	 * read of data as one range of the file: the O_PATH open and close
+	 * of a stat would come on top of it */
+	if (!r->sum.data_plain)
+		fd_out = NULL;
+	int fd = fd_out ? afd_srcpath_open(&c->root, parent->path,
+					   O_RDONLY | O_NONBLOCK) : -1;
+	int rc = fd_out ? (fd < 0 ? fd : (fstat(fd, &st) < 0 ? -errno : 0)) :
+		 afd_srcpath_stat(&c->root, parent->path, &st);
+	if (rc == 0 && S_ISREG(st.st_mode)) {
+		afd_ident_of(&now, &st);
+		rc = afd_ident_eq(&now, &r->sum.id) ? 0 : 1;
+	} else {
+		rc = 1;
+	}
+	if (rc == 0 && !(r->sum.has & (1u << e)))
+		rc = -ENOENT;
+	if (rc == 0 && fd_out)
+		*fd_out = fd;
+	else if (fd >= 0)
+		close(fd);
+	if (rc > 0)
 		return 1;
 	r->st = st;
 	r->summed = true;
-	return r->sum.has & (1u << e) ? 0 : -ENOENT;
+	return rc;
 }
 
 static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 			const char *name, struct afd_id *child,
-			struct afd_res *r)
+			struct afd_res *r, int *fd_out)
 {
 	enum afd_entry e = afd_entry_of(afd_array_dirname(parent), name);
 	if (e == AE_NONE)
@@ -411,7 +428,7 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 	child->entry = e;
 	int rc = child_of_array(parent, child);
 	if (rc == 0 && child->kind == NK_ENTRY &&
-	    (rc = lookup_summed(c, parent, e, r)) <= 0)
+	    (rc = lookup_summed(c, parent, e, r, e == AE_DATA ? fd_out : NULL)) <= 0)
 		return rc;
 	return rc < 0 ? rc : afd_resolve(c, child, NULL, r);
 }
@@ -467,8 +484,11 @@ static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
 }
 
 int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
-	       const char *name, struct afd_id *child, struct afd_res *r)
+	       const char *name, struct afd_id *child, struct afd_res *r,
+	       int *fd_out)
 {
+	if (fd_out)
+		*fd_out = -1;
 	memset(child, 0, sizeof(*child));
 	memset(r, 0, sizeof(*r));
 	r->midx = r->zdir = -1;
@@ -479,7 +499,7 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 		rc = lookup_dir(c, parent, name, child, r);
 		break;
 	case NK_ARRAY:
-		rc = lookup_array(c, parent, name, child, r);
+		rc = lookup_array(c, parent, name, child, r, fd_out);
 		break;
 	case NK_NPZDIR:
 		rc = lookup_npz(c, parent, name, child, r);
@@ -493,6 +513,10 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 	if (rc < 0) {
 		afd_res_release(r);
 		afd_id_free(child);
+		if (fd_out && *fd_out >= 0) {
+			close(*fd_out);
+			*fd_out = -1;
+		}
 	}
 	return rc;
 }

@@ -68,10 +68,14 @@ uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r);
  * folder whose node remembers the source's version (afd_nodes_sum_get)
  * costs one lstat and no parse while the source is still that version. On 0, *child holds the
  * new identity (path and member malloc'd: afd_id_free) and *r its
- * resolution. Returns -ENOENT (negative entry), -ENOTDIR, -errno.
+ * resolution. With @p fd_out, `data` answered that way opens the source
+ * instead of stat'ing it: *fd_out is then an fd (O_RDONLY) of exactly the
+ * version remembered, for the caller to keep or close; -1 otherwise.
+ * Returns -ENOENT (negative entry), -ENOTDIR, -errno.
  */
 int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
-	       const char *name, struct afd_id *child, struct afd_res *r);
+	       const char *name, struct afd_id *child, struct afd_res *r,
+	       int *fd_out);
 void afd_id_free(struct afd_id *id);
 
 /** True for the entries served as a text made at open (shape, data.hdr ...). */

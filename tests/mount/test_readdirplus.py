@@ -193,33 +193,60 @@ class ReaddirplusCase(mountlib.FreshMountCase):
                 return True
             wait_for(fresh, DEADLINE, what="new bytes of %s" % "/".join(parts))
 
-    def test_a_source_rewritten_after_data_was_looked_up_is_never_served_as_it(self):
-        # data is looked up (the listing of its folder gives its entry) and
-        # opened (no request: no-open), then its source is rewritten in
-        # place, same size, before the first read: the read that opens the
-        # source must see it is another version (EIO), and not serve the
-        # range its node remembers from the listing out of the new file
-        os.listdir(self.mp("many"))
-        os.listdir(self.mp("many", "a0006.npy"))
-        fd = os.open(self.mp("many", "a0006.npy", "data"), os.O_RDONLY)
+    def rewrite_before_first_read(self, name, listed):
+        """Look NAME/data up (by listing its folder, or by a lookup of its
+        own), open it (no request: no-open), rewrite the source in place,
+        same size, then read it: returns the OSError's errno, or the bytes."""
+        if listed:
+            os.listdir(self.mp("many"))
+            os.listdir(self.mp("many", name))
+        else:
+            os.stat(self.mp("many", name, "data"))
+        fd = os.open(self.mp("many", name, "data"), os.O_RDONLY)
         try:
-            new = array(6)[::-1].copy()
-            with open(self.src.join("many", "a0006.npy"), "r+b") as f:
-                np.save(f, new)
-            with self.assertRaises(OSError) as got:
-                os.read(fd, 1 << 16)
-            self.assertEqual(got.exception.errno, errno.EIO)
+            i = int(name[1:5])
+            with open(self.src.join("many", name), "r+b") as f:
+                np.save(f, array(i)[::-1].copy())
+            try:
+                return os.read(fd, 1 << 16)
+            except OSError as e:
+                return e.errno
         finally:
             os.close(fd)
 
-        def fresh():
-            try:
-                return read_os(self.mp("many", "a0006.npy", "data")) == new.tobytes()
-            except OSError as e:
-                if e.errno == errno.EIO:
-                    return False
-                raise
-        wait_for(fresh, DEADLINE, what="new bytes of a0006.npy/data")
+    def test_a_source_rewritten_after_data_was_looked_up_is_never_served_as_it(self):
+        # the node of the version looked up remembers where data is in
+        # that version (listed), or holds the file opened by its lookup:
+        # either way the first read sees the file is another version now
+        # (EIO), and serves neither the old range out of the new file nor
+        # the new bytes under the old node
+        for name, listed in (("a0006.npy", True), ("a0008.npy", False)):
+            self.assertEqual(self.rewrite_before_first_read(name, listed), errno.EIO,
+                             "%s, %s" % (name, "listed" if listed else "looked up"))
+            new = array(int(name[1:5]))[::-1].tobytes()
+
+            def fresh(name=name, new=new):
+                try:
+                    return read_os(self.mp("many", name, "data")) == new
+                except OSError as e:
+                    if e.errno == errno.EIO:
+                        return False
+                    raise
+            wait_for(fresh, DEADLINE, what="new bytes of %s/data" % name)
+
+    def test_data_looked_up_then_replaced_by_rename_reads_the_version_looked_up(self):
+        # a lookup of data opens its source (to check it is the version
+        # its folder remembers) and keeps that fd for the read that
+        # follows: a file renamed over it afterwards changes nothing for
+        # that node, which serves its own version whole
+        os.listdir(self.mp("many"))
+        os.stat(self.mp("many", "a0009.npy", "data"))
+        fd = os.open(self.mp("many", "a0009.npy", "data"), os.O_RDONLY)
+        try:
+            write_by_rename(self.src.join("many", "a0009.npy"), npy_bytes(array(1009)))
+            self.assertEqual(os.read(fd, 1 << 16), array(9).tobytes())
+        finally:
+            os.close(fd)
 
     @mountlib.unittest.skipUnless(os.geteuid() == 0, "drop_caches needs root")
     def test_every_lookup_the_listing_counted_is_forgotten(self):
