@@ -22,7 +22,9 @@
 # fresh mount (median, max, the first: it walks the block up to its
 # offset), the daemon's peak RSS, and a sequential dd bs=1M of data in a
 # fresh mount against LZ4_decompress_safe of the whole block in memory
-# (bench_lz4 --safe).
+# (bench_lz4 --safe), and against the codec's part of it (bench_lz4
+# --view: the view read in 512 KiB reads, walking and decoding ahead on
+# a pool of 2 threads, as in the daemon).
 # Best of BENCH_RUNS for throughput; the sources are read right before
 # each timed run (page cache). CPU: the daemon's user + system time.
 
@@ -49,7 +51,16 @@ EOF
 # hwm PID: its peak RSS in MiB
 hwm() { awk '/^VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
 
+# ratio A B: "N.NNx", the first fields of A and B divided
+ratio() { "$py" -c "import sys; print('%.2fx' % (float(sys.argv[1].split()[0]) / float(sys.argv[2].split()[0])))" "$1" "$2"; }
+
+# both parts (BENCH_ONLY=compressed); BENCH_ONLY=lz4 runs lz4_section alone
 compressed_section() {
+	deflated_section
+	lz4_section
+}
+
+deflated_section() {
 	echo "compressed: deflated members ..." >&2
 	scripts/lib/deps.sh isal unzip >&2
 	local inf_mib=${BENCH_INFLATE_MIB:-128} nrand=${BENCH_RANDOM_READS:-200}
@@ -122,7 +133,6 @@ EOF
 			rates unzip -p "$inf/$k.npz"
 		done | best)
 	done
-	ratio() { "$py" -c "import sys; print('%.2fx' % (float(sys.argv[1].split()[0]) / float(sys.argv[2].split()[0])))" "$1" "$2"; }
 	echo
 	echo "deflated ${inf_mib} MiB members: MiB/s of output, wall / CPU (CPU: of the"
 	echo "command, or of the arrayfs daemon), best of $runs; load now: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -140,12 +150,16 @@ EOF
 	row "  (targets 2 / 10 ms; $nrand reads)" "" ""
 	row "index file / member size (target <= 2 %)" "${c_size[u8]}" "${c_size[f32]}"
 	row "daemon peak RSS, MiB (target <= 64)" "${c_rss[u8]}" "${c_rss[f32]}"
+}
 
+lz4_section() {
 	echo "compressed: LZ4 .ra ..." >&2
-	local lz_mib=${BENCH_LZ4_MIB:-1536} lz=$work/src/lz4 safe seq rnd
+	local lz_mib=${BENCH_LZ4_MIB:-1536} lz=$work/src/lz4 safe seq rnd view rss r
+	local nrand=${BENCH_RANDOM_READS:-200}
 	mkdir -p "$lz"
 	"$root/$builddir/tests/bench/bench_lz4" --write "$lz_mib" smooth "$lz/n.ra"
 	safe=$("$root/$builddir/tests/bench/bench_lz4" --safe "$lz/n.ra" "$runs")
+	view=$("$root/$builddir/tests/bench/bench_lz4" --view "$lz/n.ra" "$runs")
 	start_fs a
 	cat "$lz/n.ra" >/dev/null
 	rnd=$(rand_reads "$work/mnt_a/lz4/n.ra/data" "$nrand")
@@ -171,5 +185,6 @@ EOF
 	row "  the first (walks the block up to it), ms" "$(awk '{print $3}' <<<"$rnd")" "-"
 	row "data, fresh mount, dd bs=1M (MiB/s)" "$seq" "$safe (LZ4_decompress_safe, in memory)"
 	row "  data / LZ4_decompress_safe (target >= 0.7x)" "$(ratio "$seq" "$safe")" "-"
+	row "  the codec alone: the view, 512 KiB reads" "$(awk '{print $1}' <<<"$view")" "$(ratio "$view" "$safe") (bench_lz4 --view)"
 	row "daemon peak RSS, MiB (target < 128)" "$rss" "-"
 }

@@ -19,6 +19,8 @@
  * Usage: bench_lz4 [MiB [CONTENT [RUNS]]]   (defaults: 1536, all, 3)
  *        bench_lz4 --write MiB CONTENT PATH   (the .ra alone)
  *        bench_lz4 --safe FILE.ra [RUNS]      (LZ4_decompress_safe, wall)
+ *        bench_lz4 --view FILE.ra [RUNS]      (its data view, 512 KiB
+ *                                              reads, 2 pool threads, wall)
  * CONTENT: floats (float32 normal), nibbles (uint8 0..15), images (uint8
  * 28x28 blobs on zeros), smooth (float64 sine, 2 decimals), arange (int32).
  */
@@ -165,6 +167,21 @@ static double time_safe(const unsigned char *block, size_t blen,
 	return clock() - t;
 }
 
+/* A fresh index over @p r's data walking ahead on @p pool, and a data view
+ * through it, as the daemon makes them; exits on failure. */
+static void open_pooled(struct ra_file *r, af_pool *pool, af_lz4_index **ix,
+			af_view **v)
+{
+	af_error err;
+	if (af_lz4_index_open(ix, &r->a, &r->src, &err) != AF_OK ||
+	    af_lz4_index_set_pool(*ix, pool, &err) != AF_OK ||
+	    af_view_open_shared(v, &r->a, &r->src, AF_VIEW_DATA, *ix,
+				&err) != AF_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(1);
+	}
+}
+
 static void bench(enum content k, size_t n, int runs, const char *path)
 {
 	unsigned char *block;
@@ -217,11 +234,7 @@ static void bench(enum content k, size_t n, int runs, const char *path)
 		safe_wall = t < safe_wall ? t : safe_wall;
 		af_lz4_index *pix;
 		af_view *v;
-		if (af_lz4_index_open(&pix, &r.a, &r.src, &perr) != AF_OK ||
-		    af_lz4_index_set_pool(pix, pool, &perr) != AF_OK ||
-		    af_view_open_shared(&v, &r.a, &r.src, AF_VIEW_DATA, pix,
-					&perr) != AF_OK)
-			exit(1);
+		open_pooled(&r, pool, &pix, &v);
 		t = wall_now();
 		double c = cpu_now();
 		for (uint64_t off = 0; off < n; off += 128 << 10) {
@@ -322,6 +335,18 @@ static int write_only(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
+/* argv of `--MODE FILE.ra [RUNS]`: the file opened into *r, *runs (3 by
+ * default). Returns 0, or -1 with the usage said. */
+static int open_file_arg(int argc, char **argv, struct ra_file *r, int *runs)
+{
+	if (argc < 3 || ra_open(r, argv[2]) != 0) {
+		fprintf(stderr, "usage: bench_lz4 %s FILE.ra [RUNS]\n", argv[1]);
+		return -1;
+	}
+	*runs = argc > 3 ? atoi(argv[3]) : 3;
+	return 0;
+}
+
 /* --safe PATH [RUNS]: liblz4's LZ4_decompress_safe of the block of the
  * LZ4 .ra at PATH, already in memory, into a buffer of its decoded size:
  * MiB/s (wall) of the best of RUNS (the reference for a sequential read
@@ -329,11 +354,9 @@ static int write_only(int argc, char **argv)
 static int safe_only(int argc, char **argv)
 {
 	struct ra_file r;
-	if (argc < 3 || ra_open(&r, argv[2]) != 0) {
-		fprintf(stderr, "usage: bench_lz4 --safe FILE.ra [RUNS]\n");
+	int runs;
+	if (open_file_arg(argc, argv, &r, &runs) != 0)
 		return 2;
-	}
-	int runs = argc > 3 ? atoi(argv[3]) : 3;
 	size_t blen = (size_t)r.a.stored_size, n = (size_t)r.a.data_size;
 	unsigned char *block = malloc(blen), *out = malloc(n);
 	if (!block || !out || blen > INT32_MAX || n > INT32_MAX ||
@@ -360,12 +383,61 @@ static int safe_only(int argc, char **argv)
 	return 0;
 }
 
+/* --view PATH [RUNS]: the data of the LZ4 .ra at PATH read through a
+ * fresh view in 512 KiB reads (the daemon's read-ahead window), its index
+ * on a pool of 2 threads as in the daemon: MiB/s (wall) of the best of
+ * RUNS, then the reader thread's CPU seconds of that run. The codec's
+ * part of a sequential read through a mount, without the kernel's. */
+static int view_only(int argc, char **argv)
+{
+	struct ra_file r;
+	int runs;
+	if (open_file_arg(argc, argv, &r, &runs) != 0)
+		return 2;
+	size_t n = (size_t)r.a.data_size, step = 512 << 10;
+	unsigned char *buf = malloc(step);
+	af_pool *pool;
+	af_error err;
+	if (!buf || af_pool_open(&pool, 2, 0, &err) != AF_OK)
+		return 1;
+	double best = 1e9, best_cpu = 0;
+	for (int i = 0; i < runs; i++) {
+		af_lz4_index *ix;
+		af_view *v;
+		open_pooled(&r, pool, &ix, &v);
+		double t = wall_now(), c = cpu_now();
+		for (uint64_t off = 0; off < n; off += step) {
+			size_t got;
+			if (af_view_read(v, buf, step, off, &got, &err) != AF_OK) {
+				fprintf(stderr, "%s\n", err.msg);
+				return 1;
+			}
+		}
+		t = wall_now() - t;
+		c = cpu_now() - c;
+		if (t < best) {
+			best = t;
+			best_cpu = c;
+		}
+		af_view_close(v);
+		af_lz4_index_close(ix);
+	}
+	printf("%.0f %.2f\n", (double)n / 1048576.0 / best, best_cpu);
+	af_pool_close(pool);
+	free(buf);
+	af_array_free(&r.a);
+	close(r.fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--write") == 0)
 		return write_only(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "--safe") == 0)
 		return safe_only(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--view") == 0)
+		return view_only(argc, argv);
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 1536;
 	int runs = argc > 3 ? atoi(argv[3]) : 3;
 	if (mib < 1 || mib > 2047 || runs < 1) {
