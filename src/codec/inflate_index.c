@@ -68,17 +68,22 @@ static size_t piece_of(const af_inflate *z, uint64_t at, uint64_t *start,
 	return z->piece_first[k] + (size_t)(at / g - a / g);
 }
 
-/* Append the CRC-32 of output [0, line * o.piece) as line @p line, if it
- * is the next one the grid lacks: lines are recorded in order by the
- * first pass to reach them; one behind it has nothing to add. Takes the
- * lock. A grid that cannot grow stops: the index is then not saved,
- * which costs time only. */
-static void grid_line(af_inflate *z, uint64_t line, uint32_t crc)
+/* Append the CRC-32s @p crcs of output [0, m * o.piece) for the @p n
+ * lines m = @p first, first + 1, ... from the first one the grid lacks:
+ * lines are recorded in order by the first pass to reach them; one
+ * behind it has nothing to add. Takes the lock once. A grid that cannot
+ * grow stops: the index is then not saved, which costs time only. */
+static void grid_lines(af_inflate *z, uint64_t first, const uint32_t *crcs,
+		       size_t n)
 {
 	pthread_mutex_lock(&z->lock);
-	if ((uint64_t)z->ngrid + 1 == line) {
-		if (z->ngrid == z->gridcap) {
-			size_t cap = z->gridcap ? 2 * z->gridcap : 64;
+	uint64_t want = (uint64_t)z->ngrid + 1;
+	if (want >= first && want < first + n) {
+		size_t skip = (size_t)(want - first), add = n - skip;
+		if (z->ngrid + add > z->gridcap) {
+			size_t cap = z->gridcap ? z->gridcap : 64;
+			while (cap < z->ngrid + add && cap <= SIZE_MAX / 2)
+				cap *= 2;
 			uint32_t *ng = cap <= SIZE_MAX / sizeof(*ng)
 					       ? realloc(z->grid,
 							 cap * sizeof(*ng))
@@ -89,8 +94,11 @@ static void grid_line(af_inflate *z, uint64_t line, uint32_t crc)
 				z->gridcap = cap;
 			}
 		}
-		if (z->ngrid < z->gridcap)
-			z->grid[z->ngrid++] = crc;
+		if (z->ngrid + add <= z->gridcap) {
+			memcpy(z->grid + z->ngrid, crcs + skip,
+			       add * sizeof(*crcs));
+			z->ngrid += add;
+		}
 	}
 	pthread_mutex_unlock(&z->lock);
 }
@@ -101,12 +109,22 @@ uint32_t afz_crc_advance(af_inflate *z, uint32_t crc, uint64_t from,
 	if (z->loaded)
 		return afz_crc32(crc, dst, n);
 	const uint64_t g = z->o.piece;
-	uint64_t at = from, end = from + n;
-	for (uint64_t m = from / g + 1; m * g <= end; m++) {
+	uint64_t at = from, end = from + n, first = from / g + 1;
+	/* the lines crossed, pushed to the grid a batch at a time: the
+	 * readers share the lock */
+	uint32_t batch[64];
+	size_t k = 0;
+	for (uint64_t m = first; m * g <= end; m++) {
 		crc = afz_crc32(crc, dst + (at - from), (size_t)(m * g - at));
 		at = m * g;
-		grid_line(z, m, crc);
+		batch[k++] = crc;
+		if (k == sizeof(batch) / sizeof(batch[0])) {
+			grid_lines(z, m + 1 - k, batch, k);
+			k = 0;
+		}
 	}
+	if (k)
+		grid_lines(z, (at / g) + 1 - k, batch, k);
 	return afz_crc32(crc, dst + (at - from), (size_t)(end - at));
 }
 
