@@ -142,7 +142,8 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
  *    each into a buffer of its own: a span between two access points
  *    (from a pass or a loaded index) on any thread at once, or the next
  *    AF_INFLATE_SPAN bytes of the pass from 0 one at a time (the pass
- *    itself is sequential, but the reader's copies then overlap it);
+ *    itself is sequential, but the reader's copies then overlap it; the
+ *    thread that ends a unit of it goes on with the next);
  *  - every such span is checked: against the loaded index's piece CRC-32s, or
  *    against the CRC-32 the pass from 0 recorded at its two ends (a
  *    mismatch condemns the member: AF_E_CORRUPT for every later read);
@@ -169,6 +170,9 @@ typedef struct af_inflate_ahead {
 	uint64_t pool;    /* units inflated by pool threads */
 	uint64_t taken;   /* queued units a reader took back and inflated */
 	uint64_t own;     /* units a reader inflated first for itself */
+	uint64_t chained; /* of pool's: units of the pass from 0 that the
+			   * thread ending the one before went on with,
+			   * unqueued (the pass stays on one core) */
 } af_inflate_ahead;
 
 /** Fill @p out with @p z's read-ahead counters (zeros without a pool). */

@@ -132,6 +132,7 @@ void af_inflate_ahead_stats(af_inflate *z, af_inflate_ahead *out)
 	out->pool = z->units_pool;
 	out->taken = z->units_taken;
 	out->own = z->units_own;
+	out->chained = z->units_chained;
 	pthread_mutex_unlock(&z->lock);
 }
 
@@ -317,10 +318,13 @@ static void job_run(struct afp_job *job);
 /*
  * Make units from @p from on, up to max(threads, 1) + 1 of them; queue
  * them on the pool, except that with @p mine the unit holding @p from, if
- * it had to be made, is returned RUNNING for the caller to inflate itself.
- * Lock held.
+ * it had to be made, is returned RUNNING for the caller to inflate itself,
+ * and with @p pass (a pool thread that just ended a unit of the pass from
+ * 0) a unit that continues the pass is set in *pass RUNNING for it, if
+ * none is yet. Lock held.
  */
-static struct afz_slot *schedule(af_inflate *z, uint64_t from, bool mine)
+static struct afz_slot *schedule(af_inflate *z, uint64_t from, bool mine,
+				 struct afz_slot **pass)
 {
 	unsigned want = pool_threads(z) + 1;
 	struct afz_slot *own = NULL;
@@ -346,6 +350,11 @@ static struct afz_slot *schedule(af_inflate *z, uint64_t from, bool mine)
 			s->state = AFZ_SLOT_RUNNING;
 			z->units_own++;
 			own = s;
+		} else if (u.pass && pass && !*pass) {
+			s->state = AFZ_SLOT_RUNNING;
+			z->units_pool++;
+			z->units_chained++;
+			*pass = s;
 		} else {
 			s->state = AFZ_SLOT_QUEUED;
 			afp_submit(z->pool, &s->job);
@@ -356,18 +365,21 @@ static struct afz_slot *schedule(af_inflate *z, uint64_t from, bool mine)
 }
 
 /* Keep every sequential stream's window full (after a unit ended, so the
- * pass from 0 goes on). Lock held. */
-static void schedule_streams(af_inflate *z)
+ * pass from 0 goes on; @p pass as for schedule). Lock held. */
+static void schedule_streams(af_inflate *z, struct afz_slot **pass)
 {
 	for (unsigned i = 0; i < AFZ_STREAMS; i++) {
 		const struct afz_stream *s = &z->streams[i];
 		if (s->hits >= AFZ_SEQ_HITS && s->next < z->size)
-			schedule(z, s->next, false);
+			schedule(z, s->next, false, pass);
 	}
 }
 
-/* Inflate unit @p s (RUNNING, owned by the caller; lock not held). */
-static void unit_run(af_inflate *z, struct afz_slot *s)
+/* Inflate unit @p s (RUNNING, owned by the caller; lock not held). With
+ * @p next (a pool thread), the unit of the pass from 0 that this one's end
+ * made due, if any, is set there RUNNING for the caller to go on with. */
+static void unit_run(af_inflate *z, struct afz_slot *s,
+		     struct afz_slot **next)
 {
 	size_t len = (size_t)(s->end - s->start);
 	af_error e;
@@ -405,7 +417,7 @@ static void unit_run(af_inflate *z, struct afz_slot *s)
 	s->state = st == AF_OK ? AFZ_SLOT_READY : AFZ_SLOT_FAILED;
 	s->used = ++z->tick;
 	z->jobs--;
-	schedule_streams(z);
+	schedule_streams(z, s->pass && st == AF_OK ? next : NULL);
 	pthread_cond_broadcast(&z->idle);
 	pthread_mutex_unlock(&z->lock);
 }
@@ -419,7 +431,15 @@ static void job_run(struct afp_job *job)
 	s->state = AFZ_SLOT_RUNNING;
 	z->units_pool++;
 	pthread_mutex_unlock(&z->lock);
-	unit_run(z, s);
+	/* The pass from 0 is serial: the unit that goes on from this one is
+	 * inflated by this thread, never queued, so the cursor's state, input
+	 * and window stay in this core's caches (handed from thread to thread
+	 * at every unit, the pass ran 10-20 % slower) */
+	while (s) {
+		struct afz_slot *next = NULL;
+		unit_run(z, s, &next);
+		s = next;
+	}
 }
 
 /* The start of the first slot inside (at, end), or end. Lock held. */
@@ -442,7 +462,7 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 	pthread_mutex_lock(&z->lock);
 	struct afz_stream *seq = len ? note_read(z, off, end) : NULL;
 	/* a unit this thread inflates: made for it, or taken back */
-	struct afz_slot *mine = seq ? schedule(z, off, true) : NULL;
+	struct afz_slot *mine = seq ? schedule(z, off, true, NULL) : NULL;
 	for (;;) {
 		if (z->sticky) {
 			st = z->sticky;
@@ -478,7 +498,7 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 		if (s == mine) {
 			mine = NULL;
 			pthread_mutex_unlock(&z->lock);
-			unit_run(z, s);
+			unit_run(z, s, NULL);
 			pthread_mutex_lock(&z->lock);
 			continue;
 		}

@@ -242,6 +242,7 @@ struct af_inflate {
 	uint64_t units_pool;      /* units inflated by pool threads */
 	uint64_t units_taken;     /* queued units a reader took back */
 	uint64_t units_own;       /* units a reader inflated for itself */
+	uint64_t units_chained;   /* pass units a pool thread went on with */
 };
 
 void afz_mem_add(af_inflate *z, size_t n);

@@ -408,6 +408,32 @@ START_TEST(threads_and_readers_share_a_stream)
 }
 END_TEST
 
+/* A first pass read by a fast sequential reader: each unit of the pass
+ * is due as the one before ends, and the pool thread that ended it goes
+ * on with it (counted), rather than queueing it for whichever thread
+ * wakes first: the pass is serial, its state best kept on one core. */
+START_TEST(the_pass_from_0_stays_on_the_thread_that_runs_it)
+{
+	struct stream s;
+	make_stream(&s, 6u << 20, 6, 21);
+	af_pool *p;
+	af_error err;
+	ck_assert_int_eq(af_pool_open(&p, 2, 64u << 20, &err), AF_OK);
+	af_inflate *z = open_on(&s, p);
+	for (uint64_t off = 0; off < s.plen; off += 16 * KIB)
+		read_ok(z, &s, off, 16 * KIB);
+	af_inflate_ahead a;
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_gt(a.pool, 0);
+	ck_assert_uint_gt(a.chained, 0);
+	ck_assert_uint_le(a.chained, a.pool);
+	af_inflate_close(z);
+	ck_assert_uint_eq(af_pool_held(p), 0);
+	af_pool_close(p);
+	free_stream(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("inflate_ahead");
@@ -418,6 +444,7 @@ int main(void)
 	tcase_add_test(tc, sequential_reader_queues_spans_and_readers_take_them_back);
 	tcase_add_test(tc, spans_read_ahead_are_checked_against_the_pass);
 	tcase_add_test(tc, spans_read_ahead_are_checked_against_a_loaded_index);
+	tcase_add_test(tc, the_pass_from_0_stays_on_the_thread_that_runs_it);
 	tcase_add_test(tc, threads_and_readers_share_a_stream);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
