@@ -54,7 +54,8 @@ hwm() { awk '/^VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
 # ratio A B: "N.NNx", the first fields of A and B divided
 ratio() { "$py" -c "import sys; print('%.2fx' % (float(sys.argv[1].split()[0]) / float(sys.argv[2].split()[0])))" "$1" "$2"; }
 
-# both parts (BENCH_ONLY=compressed); BENCH_ONLY=lz4 runs lz4_section alone
+# both parts (BENCH_ONLY=compressed); BENCH_ONLY=lz4 runs lz4_section alone,
+# BENCH_ONLY=deflated deflated_section
 compressed_section() {
 	deflated_section
 	lz4_section
