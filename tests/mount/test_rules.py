@@ -204,8 +204,10 @@ class SameErrnoTest(RulesCase):
             at_read = self.errno_of(os.pread, fd, 4096, 12 * MIB)
         finally:
             os.close(fd)
-        # at open: s.npy was looked up (and opened) before the change, its
-        # handle is made after it
+        # at open: s.npy/data was listed (readdirplus: its entry, and no
+        # open) before the change, its handle is made after it; a lookup
+        # of data of its own would have opened it (the handle made then)
+        os.listdir(self.m.path("s.npy"))
         fd = os.open(self.m.path("s.npy", "data"), os.O_RDONLY)
         try:
             self.rewrite("s.npy")
