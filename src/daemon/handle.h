@@ -8,6 +8,8 @@
  *
  * A handle holds the fd of the version it opened, so a renamed-over source
  * keeps serving the old inode; a shrunk or rewritten one gives -EIO.
+ *
+ * handle.c makes and closes handles; handle_read.c reads them.
  */
 #ifndef ARRAYFS_DAEMON_HANDLE_H
 #define ARRAYFS_DAEMON_HANDLE_H
