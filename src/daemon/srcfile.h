@@ -95,7 +95,7 @@ struct afd_minfo {
 	af_member *m;       /* shared by open handles, closed at the last */
 	unsigned mrefs;
 	/* saved inflate indexes: what m was opened with, and for its log
-	 * lines (srcfile.c member_index_note) */
+	 * lines (srcmember.c member_index_note) */
 	af_member_opts mopts;
 	struct afd_ctx *ctx;
 	struct afd_src *src;
@@ -138,6 +138,8 @@ void afd_srcs_destroy(struct afd_srcs *s);
 bool afd_is_array_name(const char *name);
 /** True for names the daemon may turn into archive folders (.npz). */
 bool afd_is_archive_name(const char *name);
+/** True for .npy names (an npz member that may be an array). */
+bool afd_is_npy_name(const char *name);
 
 /**
  * The current parsed version of source file @p path (relative to the
@@ -151,6 +153,8 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 void afd_src_put(struct afd_src *sf);
 /** Forget the cached version of @p path (the file changed). */
 void afd_src_drop(struct afd_ctx *c, const char *path);
+
+/* An npz's members (srcmember.c). */
 
 /**
  * What npz member @p i is (parsed on first use). Returns NULL only on
