@@ -33,8 +33,11 @@
  *    (the metadata says which).
  *
  * How the daemon serves `B.zarr/` with this API:
- *  - when an array directory is looked up: af_zarr_layout_init(&l, a,
- *    max_chunk_bytes) (AF_E_UNSUPPORTED: no B.zarr/ for this array);
+ *  - when B.zarr/ or anything in it is first asked about (a lookup, or a
+ *    listing of the array directory): af_zarr_layout_init(&l, a,
+ *    max_chunk_bytes), the rule for whether the array has a B.zarr/ at
+ *    all (AF_E_UNSUPPORTED: none), which builds no text, so a listing of
+ *    array directories need not pay for the metadata;
  *  - readdir of B.zarr/: entries 0 .. af_zarr_entry_count(&l) - 1 through
  *    af_zarr_entry (".zarray", ".zattrs", "zarr.json" where v3 applies,
  *    then the chunks), nothing kept per entry;
@@ -95,11 +98,17 @@ typedef struct af_zarr_layout {
  * Compute the layout of @p a's store with chunks of at most
  * @p max_chunk_bytes (>= 1; a single element larger than that is a chunk
  * of its own). On AF_OK *out is filled; nothing to free.
+ *
+ * This is the rule for whether @p a has a B.zarr/ (AF_OK: it has), and
+ * it is cheap: arithmetic on the shape, and for a structured .npy type one
+ * parse of its descr; no metadata text is built. On AF_OK every
+ * af_zarr_text of the layout succeeds but for lack of memory.
  * Returns AF_OK, AF_E_UNSUPPORTED (object arrays, .ra element types with
  * no numpy type, structured types zarr cannot spell: no B.zarr/),
  * AF_E_NOMEM, AF_E_INVAL (NULL array, max_chunk_bytes 0,
  * no descr), AF_E_SHAPE (more than AF_NDIM_MAX dims), AF_E_OVERFLOW (the
- * element count, data size or entry count does not fit).
+ * element count, data size or entry count does not fit 64 bits, or the
+ * chunk size or entry count an off_t).
  */
 af_status af_zarr_layout_init(af_zarr_layout *out, const af_array *a,
 			      uint64_t max_chunk_bytes, af_error *err);

@@ -8,6 +8,7 @@
 #define ARRAYFS_ZARR_I_H
 
 #include "arrayfs/af_dtype.h"
+#include "arrayfs/af_zarr.h"
 
 /**
  * The Zarr v3 core data type of @p dt ("bool", "int8" .. "uint64",
@@ -15,5 +16,24 @@
  * none (then the store has no zarr.json). A static string.
  */
 const char *af_zarr_v3_type(const af_dtype *dt);
+
+/**
+ * Whether the .zarray of layout @p l can spell its dtype, without writing
+ * it: for a structured .npy type, one parse of the descr through the
+ * writer's own sink, counting instead of writing; AF_OK at once for any
+ * other type. The writer (af_zarr_text) then fails only for memory.
+ * Returns AF_OK, AF_E_UNSUPPORTED (zarr's list form cannot hold it: err
+ * says why), AF_E_NOMEM.
+ */
+af_status af_zarr_dtype_check(const af_zarr_layout *l, af_error *err);
+
+/**
+ * The arithmetic part of af_zarr_layout_init: the layout of @p a's store,
+ * without af_zarr_dtype_check. For tests that run the writer on what init
+ * refuses; the store exists only if af_zarr_layout_init says so.
+ * Returns what af_zarr_layout_init returns, but for that check.
+ */
+af_status af_zarr_layout_compute(af_zarr_layout *out, const af_array *a,
+				 uint64_t max_chunk_bytes, af_error *err);
 
 #endif /* ARRAYFS_ZARR_I_H */

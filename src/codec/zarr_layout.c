@@ -92,30 +92,6 @@ static af_status layout_dtype(af_zarr_layout *l, const af_array *a,
 }
 
 /*
- * A structured type that zarr's list form cannot hold (sub-arrays of more
- * than AF_NDIM_MAX dims in all) gets no store rather than a broken one:
- * write the .zarray once to find out.
- */
-static af_status layout_check_zarray(const af_zarr_layout *l, af_error *err)
-{
-	if (l->format != AF_FORMAT_NPY || l->dtype.kind != AF_KIND_STRUCT)
-		return AF_OK;
-	char *text;
-	size_t len;
-	af_error why;
-	af_error_clear(&why);
-	af_status st = af_zarr_text(l, AF_ZARR_ZARRAY, &text, &len, &why);
-	free(text);
-	if (st == AF_E_DTYPE || st == AF_E_LIMIT)
-		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
-				    "no Zarr dtype for this structured type: %s",
-				    why.msg);
-	if (st != AF_OK && err)
-		*err = why;
-	return st;
-}
-
-/*
  * The cut: the slowest position whose block of faster dims still fits in
  * @p max bytes, and the most indices of it that fit. Block sizes only grow
  * towards slower positions, so walking from the fastest one and stopping
@@ -149,8 +125,8 @@ static void layout_cut(af_zarr_layout *l, uint64_t max)
 	l->split_chunks = len == 0 ? 0 : (len - 1) / l->run + 1;
 }
 
-af_status af_zarr_layout_init(af_zarr_layout *out, const af_array *a,
-			      uint64_t max_chunk_bytes, af_error *err)
+af_status af_zarr_layout_compute(af_zarr_layout *out, const af_array *a,
+				 uint64_t max_chunk_bytes, af_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!a || max_chunk_bytes == 0 || (a->ndim > 0 && !a->shape))
@@ -195,17 +171,26 @@ af_status af_zarr_layout_init(af_zarr_layout *out, const af_array *a,
 				goto overflow;
 		l->nchunks = n;
 	}
-	/* every entry index must fit a readdir offset (off_t) */
-	if (l->nchunks > (uint64_t)INT64_MAX - 3)
+	/* every entry index must fit a readdir offset, and a chunk file's
+	 * size an st_size (both off_t) */
+	if (l->nchunks > (uint64_t)INT64_MAX - 3 || l->chunk_bytes > INT64_MAX)
 		goto overflow;
-	st = layout_check_zarray(l, err);
-	if (st != AF_OK)
-		memset(out, 0, sizeof(*out));
-	return st;
+	return AF_OK;
 overflow:
 	memset(out, 0, sizeof(*out));
 	return af_error_set(err, AF_E_OVERFLOW, AF_NO_OFFSET,
 			    "the array's element, byte or chunk count does not fit 64 bits");
+}
+
+af_status af_zarr_layout_init(af_zarr_layout *out, const af_array *a,
+			      uint64_t max_chunk_bytes, af_error *err)
+{
+	af_status st = af_zarr_layout_compute(out, a, max_chunk_bytes, err);
+	if (st == AF_OK)
+		st = af_zarr_dtype_check(out, err);
+	if (st != AF_OK)
+		memset(out, 0, sizeof(*out));
+	return st;
 }
 
 /* The grid coordinates of chunk @p index (< nchunks) in coord[axis]. */

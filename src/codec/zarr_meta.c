@@ -55,7 +55,8 @@ const char *af_zarr_v3_type(const af_dtype *dt)
  */
 typedef struct zarr_dtype_sink {
 	af_dtype_sink base;
-	zj *w;
+	zj *w;                              /* NULL: a check, nothing written */
+	unsigned jdepth;                    /* a check: the JSON nesting w would have */
 	unsigned depth;                     /* fields open */
 	struct field_dims {
 		uint64_t dims[AF_NDIM_MAX];
@@ -63,6 +64,38 @@ typedef struct zarr_dtype_sink {
 	} fields[AF_DTYPE_MAX_DEPTH + 1];
 	af_status failed;
 } zarr_dtype_sink;
+
+/* zj_begin, or in a check the nesting and limit it would meet */
+static void sink_begin(zarr_dtype_sink *z, char open)
+{
+	if (z->w)
+		zj_begin(z->w, open);
+	else if (z->jdepth >= ZJ_MAX_DEPTH)
+		z->failed = AF_E_LIMIT;
+	else
+		z->jdepth++;
+}
+
+static void sink_end(zarr_dtype_sink *z, char close)
+{
+	if (z->w)
+		zj_end(z->w, close);
+	else if (z->jdepth > 0)
+		z->jdepth--;
+}
+
+/* Strings and numbers can only fail for memory: a check skips them. */
+static void sink_str(zarr_dtype_sink *z, const char *text, size_t len)
+{
+	if (z->w)
+		zj_str(z->w, text, len);
+}
+
+static void sink_u64(zarr_dtype_sink *z, uint64_t v)
+{
+	if (z->w)
+		zj_u64(z->w, v);
+}
 
 static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
 			     const char *text, size_t len, bool title,
@@ -74,17 +107,17 @@ static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
 		return;
 	switch (ev) {
 	case AF_DTYPE_EV_TYPE:
-		zj_str(z->w, text, len);
+		sink_str(z, text, len);
 		return;
 	case AF_DTYPE_EV_NAME:
 		if (!title)
-			zj_str(z->w, text, len);
+			sink_str(z, text, len);
 		return;
 	case AF_DTYPE_EV_LIST_BEGIN:
-		zj_begin(z->w, '[');
+		sink_begin(z, '[');
 		return;
 	case AF_DTYPE_EV_LIST_END:
-		zj_end(z->w, ']');
+		sink_end(z, ']');
 		return;
 	case AF_DTYPE_EV_FIELD_BEGIN:
 		if (z->depth > AF_DTYPE_MAX_DEPTH) {
@@ -92,7 +125,7 @@ static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
 			return;
 		}
 		z->fields[z->depth++].n = 0;
-		zj_begin(z->w, '[');
+		sink_begin(z, '[');
 		return;
 	case AF_DTYPE_EV_SHAPE:
 		if (!f || n > AF_NDIM_MAX || f->n + n > AF_NDIM_MAX) {
@@ -107,12 +140,12 @@ static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
 		if (!f)
 			return;
 		if (f->n > 0) {
-			zj_begin(z->w, '[');
+			sink_begin(z, '[');
 			for (unsigned i = 0; i < f->n; i++)
-				zj_u64(z->w, f->dims[i]);
-			zj_end(z->w, ']');
+				sink_u64(z, f->dims[i]);
+			sink_end(z, ']');
 		}
-		zj_end(z->w, ']');
+		sink_end(z, ']');
 		z->depth--;
 		return;
 	}
@@ -124,28 +157,61 @@ static const char *layout_descr(const af_zarr_layout *l)
 	return l->format == AF_FORMAT_RA ? l->ra_descr : l->descr;
 }
 
-/* The v2 "dtype" value: the B.npy view's descr in zarr's form. */
-static af_status put_v2_dtype(const af_zarr_layout *l, zj *w, af_error *err)
+/*
+ * Walk a structured descr through the sink: into @p w, or with @p w NULL
+ * only to learn whether writing it would succeed (the nesting starts
+ * inside the .zarray's object, where the dtype value is written).
+ */
+static af_status walk_struct_dtype(const af_zarr_layout *l, zj *w,
+				   af_error *err)
 {
-	if (l->format != AF_FORMAT_NPY || l->dtype.kind != AF_KIND_STRUCT) {
-		zj_cstr(w, layout_descr(l));
-		return AF_OK;
-	}
 	zarr_dtype_sink *sink = calloc(1, sizeof(*sink));
 	if (!sink)
 		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "out of memory writing a Zarr dtype");
 	sink->base.event = zarr_dtype_event;
 	sink->w = w;
+	sink->jdepth = 1;
 	af_dtype dt;
 	af_status st = af_dtype_parse_observed(l->descr, strlen(l->descr),
 					       l->descr_long_ints, &sink->base,
 					       &dt, err);
 	if (st == AF_OK && sink->failed)
 		st = af_error_set(err, sink->failed, AF_NO_OFFSET,
-				  "the descr's sub-arrays have more than %u dims",
-				  AF_NDIM_MAX);
+				  "the descr's sub-arrays have more than %u dims, "
+				  "or it nests too deeply", AF_NDIM_MAX);
 	free(sink);
+	return st;
+}
+
+static bool is_struct_npy(const af_zarr_layout *l)
+{
+	return l->format == AF_FORMAT_NPY && l->dtype.kind == AF_KIND_STRUCT;
+}
+
+/* The v2 "dtype" value: the B.npy view's descr in zarr's form. */
+static af_status put_v2_dtype(const af_zarr_layout *l, zj *w, af_error *err)
+{
+	if (!is_struct_npy(l)) {
+		zj_cstr(w, layout_descr(l));
+		return AF_OK;
+	}
+	return walk_struct_dtype(l, w, err);
+}
+
+af_status af_zarr_dtype_check(const af_zarr_layout *l, af_error *err)
+{
+	if (!is_struct_npy(l))
+		return AF_OK;
+	af_error why;
+	af_error_clear(&why);
+	af_status st = walk_struct_dtype(l, NULL, &why);
+	if (st == AF_E_DTYPE || st == AF_E_LIMIT)
+		return af_error_set(err, AF_E_UNSUPPORTED, AF_NO_OFFSET,
+				    "no Zarr dtype for this structured type: %s",
+				    why.msg);
+	if (st != AF_OK && err)
+		*err = why;
 	return st;
 }
 

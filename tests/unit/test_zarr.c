@@ -4,8 +4,12 @@
  * zarr_layout.c): every gen_zarr.py source (zarr/cases.txt) against the
  * store numpy and json.dumps computed (metadata byte for byte, every chunk
  * whole, by extents and by random slices); descr forms numpy never writes;
- * chunk reads that fail. Hand-made layouts: test_zarr_layout.c.
+ * chunk reads that fail; the rule for whether a store exists
+ * (af_zarr_layout_init, which builds no text) against the writer, over
+ * every fixture array and hostile types and shapes. Hand-made layouts:
+ * test_zarr_layout.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
 #include "arrayfs/af_zarr.h"
+#include "../../src/codec/zarr_i.h"
 
 #define MAX_CASES 128
 #define SLICES_PER_CHUNK 24
@@ -339,6 +344,203 @@ START_TEST(sub_arrays_zarr_cannot_spell_get_no_store)
 }
 END_TEST
 
+/* Whether the writer makes every metadata file of @p a's store, its
+ * layout computed without the rule's dtype check. */
+static bool writer_succeeds(const af_array *a, uint64_t max_bytes)
+{
+	af_zarr_layout l;
+	if (af_zarr_layout_compute(&l, a, max_bytes, NULL) != AF_OK)
+		return false;
+	for (af_zarr_file f = AF_ZARR_ZARRAY; f <= AF_ZARR_ZARR_JSON; f++) {
+		if (f == AF_ZARR_ZARR_JSON && !l.v3_type)
+			continue;
+		char *text = NULL;
+		size_t len = 0;
+		af_status st = af_zarr_text(&l, f, &text, &len, NULL);
+		free(text);
+		if (st != AF_OK)
+			return false;
+	}
+	return true;
+}
+
+/* Stores the rule gave and refused, over all arrays checked. */
+typedef struct rule_count {
+	unsigned arrays, stores, refused, struct_stores, struct_refused;
+} rule_count;
+
+/* The rule (af_zarr_layout_init) says a store exists exactly when the
+ * writer can write it, at several chunk sizes. */
+static void check_rule(const af_array *a, const char *what, rule_count *n)
+{
+	static const uint64_t maxes[] = { 1, 8, 4096, 1 << 20, 8 << 20 };
+	bool structured = a->format == AF_FORMAT_NPY &&
+			  a->dtype.kind == AF_KIND_STRUCT;
+	n->arrays++;
+	for (size_t i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++) {
+		af_zarr_layout l;
+		af_error err;
+		af_error_clear(&err);
+		bool rule = af_zarr_layout_init(&l, a, maxes[i], &err) == AF_OK;
+		bool wrote = writer_succeeds(a, maxes[i]);
+		ck_assert_msg(rule == wrote, "%s (chunks of %llu): the rule says %s, "
+			      "the writer %s (%s)", what,
+			      (unsigned long long)maxes[i], rule ? "a store" : "none",
+			      wrote ? "writes it" : "fails", err.msg);
+		if (i == 0) {
+			*(rule ? &n->stores : &n->refused) += 1;
+			if (structured)
+				*(rule ? &n->struct_stores : &n->struct_refused) += 1;
+		}
+	}
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* Every .npy and .ra under @p dir that parses, through check_rule. */
+static void check_rule_under(const char *dir, rule_count *n)
+{
+	DIR *d = opendir(dir);
+	ck_assert_msg(d != NULL, "cannot list %s", dir);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR) {
+			check_rule_under(path, n);
+			continue;
+		}
+		/* links (some dangling, on purpose) reach nothing new */
+		if (e->d_type != DT_REG ||
+		    (!has_suffix(e->d_name, ".npy") && !has_suffix(e->d_name, ".ra")))
+			continue;
+		af_source src;
+		int fd = aft_open_fd_source(path, &src);
+		af_array a;
+		if (af_array_parse_named(path, &src, &a, NULL) == AF_OK) {
+			check_rule(&a, path, n);
+			af_array_free(&a);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+START_TEST(the_rule_agrees_with_the_writer_on_every_fixture)
+{
+	static const char *const dirs[] = { "npy", "ra", "view", "zarr", "mount" };
+	rule_count n = { 0 };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", aft_fixture(dirs[i]));
+		check_rule_under(dir, &n);
+	}
+	/* the corpus has both answers, structured types among them */
+	ck_assert_uint_gt(n.arrays, 300);
+	ck_assert_uint_gt(n.stores, 100);
+	ck_assert_uint_gt(n.refused, 5);
+	ck_assert_uint_gt(n.struct_stores, 3);
+}
+END_TEST
+
+/* A hand array of descr @p descr (parsed as a v1 header would be), or
+ * false when the dtype parser refuses it (no array can have it). */
+static bool hand_struct(af_array *a, const char *descr, unsigned ndim,
+			const uint64_t *shape)
+{
+	*a = aft_hand_array("<i4", false, ndim, shape);
+	if (af_dtype_parse(descr, strlen(descr), true, &a->dtype, NULL) != AF_OK)
+		return false;
+	a->descr = (char *)descr;
+	return true;
+}
+
+/* [('a', [('a', ... '<i4' ...)])] with @p depth lists, into @p out. */
+static void nested_descr(char *out, size_t cap, unsigned depth)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < depth; i++)
+		n += (size_t)snprintf(out + n, cap - n, "[('a', ");
+	n += (size_t)snprintf(out + n, cap - n, "'<i4'");
+	for (unsigned i = 0; i < depth; i++)
+		n += (size_t)snprintf(out + n, cap - n, ")]");
+}
+
+START_TEST(the_rule_agrees_with_the_writer_on_hostile_arrays)
+{
+	rule_count n = { 0 };
+	static const uint64_t one[] = { 1 }, empty[] = { 0, 5 },
+		huge[] = { 1ULL << 40, 1ULL << 40 }, rows[] = { 3, 1ULL << 62 };
+	static uint64_t ones64[64];
+	for (size_t i = 0; i < 64; i++)
+		ones64[i] = 1;
+	/* descrs that are not literals, on a structured type */
+	static const char *const bad[] = { "[('a', '<i4'),", "[('a' '<i4')]",
+					   "[('a', 5)]", "[('a', '<i4')] x",
+					   "[('a', '<i4', (2, 'b'))]", "" };
+	af_array a;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		a = aft_hand_array("<i4", false, 1, one);
+		a.dtype.kind = AF_KIND_STRUCT;
+		a.descr = (char *)bad[i];
+		check_rule(&a, bad[i], &n);
+	}
+	/* sub-array dims beyond what zarr's list form holds, and just in */
+	char descr[2048];
+	for (int extra = 20; extra <= 30; extra++) {
+		size_t k = (size_t)snprintf(descr, sizeof(descr), "[('a', ('<i4', (");
+		for (int i = 0; i < 40; i++)
+			k += (size_t)snprintf(descr + k, sizeof(descr) - k, "1,");
+		k += (size_t)snprintf(descr + k, sizeof(descr) - k, ")), (");
+		for (int i = 0; i < extra; i++)
+			k += (size_t)snprintf(descr + k, sizeof(descr) - k, "1,");
+		snprintf(descr + k, sizeof(descr) - k, "))]");
+		ck_assert(hand_struct(&a, descr, 1, one));
+		check_rule(&a, descr, &n);
+	}
+	/* nesting up to where the dtype parser stops */
+	unsigned nested = 0;
+	for (unsigned depth = 1; depth <= AF_DTYPE_MAX_DEPTH + 2; depth++) {
+		nested_descr(descr, sizeof(descr), depth);
+		if (!hand_struct(&a, descr, 1, one))
+			continue;
+		nested++;
+		check_rule(&a, descr, &n);
+	}
+	ck_assert_uint_ge(nested, AF_DTYPE_MAX_DEPTH - 1);
+	/* elements past an off_t, titles, escapes, empty structs */
+	static const char *const odd[] = {
+		"[('a', '|V4611686018427387904', (3,))]",
+		"[(('t', 'n'), '<i4'), ('x', [('y', '>f4')], (2, 1))]",
+		"[('a\\x00\\u00e9', '<i2'), (\"'\", '|b1')]", "[]",
+	};
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+		if (hand_struct(&a, odd[i], 1, one))
+			check_rule(&a, odd[i], &n);
+	/* objects, and shapes: empty, overflowing, 64 dims, 0-d, huge rows */
+	a = aft_hand_array("|O", false, 1, one);
+	check_rule(&a, "|O", &n);
+	const struct { const char *t; unsigned ndim; const uint64_t *shape; } shapes[] = {
+		{ "<f8", 2, empty }, { "<f8", 2, huge }, { "|u1", 64, ones64 },
+		{ "<c16", 0, NULL }, { "<i2", 2, rows }, { "|b1", 1, one },
+	};
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		a = aft_hand_array(shapes[i].t, i % 2 == 1, shapes[i].ndim,
+				   shapes[i].shape);
+		check_rule(&a, shapes[i].t, &n);
+	}
+	ck_assert_uint_gt(n.struct_refused, 10);
+	ck_assert_uint_gt(n.struct_stores, 10);
+	ck_assert_uint_gt(n.refused, n.struct_refused);
+}
+END_TEST
+
 START_TEST(chunk_reads_fail_cleanly)
 {
 	static const uint64_t shape[] = { 10 };
@@ -396,6 +598,8 @@ int main(void)
 	tcase_add_test(meta, descr_forms_numpy_never_writes_become_zarr_lists);
 	tcase_add_test(meta, a_descr_that_is_not_a_literal_gets_no_store);
 	tcase_add_test(meta, sub_arrays_zarr_cannot_spell_get_no_store);
+	tcase_add_test(meta, the_rule_agrees_with_the_writer_on_every_fixture);
+	tcase_add_test(meta, the_rule_agrees_with_the_writer_on_hostile_arrays);
 	suite_add_tcase(s, meta);
 	TCase *chunks = tcase_create("chunks");
 	tcase_add_test(chunks, chunk_reads_fail_cleanly);
