@@ -105,7 +105,7 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 	if (n->kind == NK_ARRAY) {
 		const char *dn = afd_array_dirname(n);
 		for (int e = AE_DATA; e < AE_COUNT; e++) {
-			if (!r.ai->has[e])
+			if (!afd_arrinfo_has(r.ai, (enum afd_entry)e))
 				continue;
 			d->names[e] = afd_entry_name(dn, (enum afd_entry)e);
 			if (!d->names[e]) {

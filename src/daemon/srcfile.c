@@ -211,7 +211,12 @@ void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 		free(t);
 	}
 	afd_sidecar_fill(ai);
-	afd_zarr_info_fill(ai, c->opts.zarr_chunk);
+	afd_zarr_info_init(ai, c->opts.zarr_chunk);
+}
+
+bool afd_arrinfo_has(const struct afd_arrinfo *ai, enum afd_entry e)
+{
+	return e == AE_ZARR ? afd_zarr_exists(&ai->zarr) : ai->has[e];
 }
 
 void afd_arrsum_of(struct afd_arrsum *out, const struct afd_src *sf)

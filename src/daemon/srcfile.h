@@ -49,7 +49,7 @@ uint64_t afd_ident_key(const char *path, const struct afd_ident *id);
 /** What an array directory needs without touching data. */
 struct afd_arrinfo {
 	af_array a;
-	bool has[AE_COUNT];
+	bool has[AE_COUNT];         /* but AE_ZARR: afd_arrinfo_has */
 	uint64_t size[AE_COUNT];
 	uint64_t offset;    /* user.array.offset */
 	struct afd_zarrinfo zarr;  /* B.zarr/ (zarrdir.h) */
@@ -63,9 +63,15 @@ struct afd_arrinfo {
 /**
  * Fill which entries array directory @p ai has and their sizes, from its
  * header (ai->a) and @p src (only sizes are asked of it; no byte is read).
+ * B.zarr/ is left to be decided when first asked about (zarrdir.h):
+ * has[AE_ZARR] stays false, afd_arrinfo_has answers for it.
  */
 void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 		      const af_source *src);
+
+/** Whether array directory @p ai has entry @p e (< AE_COUNT); for
+ * B.zarr/ this decides it (afd_zarr_exists). */
+bool afd_arrinfo_has(const struct afd_arrinfo *ai, enum afd_entry e);
 
 /**
  * What a lookup of an entry of one version of an array folder needs: the
@@ -77,7 +83,8 @@ void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 struct afd_arrsum {
 	struct afd_ident id;
 	uint64_t key;
-	uint32_t has;               /* bit e: the entry e exists */
+	uint32_t has;               /* bit e: the entry e exists (never
+				     * B.zarr/: it resolves through a parse) */
 	uint64_t size[AE_COUNT];
 	bool data_plain;            /* as in afd_arrinfo, of the source file */
 	uint64_t data_src_off;

@@ -223,7 +223,7 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 		break;
 	}
 	if (rc == 0 && (id->kind == NK_ENTRY || id->kind == NK_ZARRDIR) &&
-	    !r->ai->has[id->entry])
+	    !afd_arrinfo_has(r->ai, id->entry))
 		rc = -ENOENT;
 	if (rc == 0 && id->kind == NK_ZARRFILE &&
 	    !afd_zarr_has(&r->ai->zarr, id->entry, id->sub))

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* B.zarr/: its files, names, sizes and texts, from the codec's layout. */
+/* B.zarr/: its files, names, sizes and texts, from the codec's layout,
+ * decided when first asked about. */
 #include <errno.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,35 +24,56 @@ static af_zarr_file file_of(enum afd_entry e)
 	return (af_zarr_file)0;
 }
 
-void afd_zarr_info_fill(struct afd_arrinfo *ai, uint64_t max_chunk)
+void afd_zarr_info_init(struct afd_arrinfo *ai, uint64_t max_chunk)
 {
-	struct afd_zarrinfo *z = &ai->zarr;
-	memset(z, 0, sizeof(*z));
+	memset(&ai->zarr, 0, sizeof(ai->zarr));
+	ai->zarr.max_chunk = max_chunk;
 	ai->has[AE_ZARR] = false;
-	if (!ai->has[AE_DATA])
-		return;
-	af_error err;
-	af_error_clear(&err);
-	if (af_zarr_layout_init(&z->layout, &ai->a, max_chunk, &err) != AF_OK ||
-	    z->layout.chunk_bytes > INT64_MAX)  /* st_size is an off_t */
-		return;
-	for (af_zarr_file f = AF_ZARR_ZARRAY; f <= AF_ZARR_ZARR_JSON; f++) {
-		if (f == AF_ZARR_ZARR_JSON && !z->layout.v3_type)
-			continue;
-		char *text = NULL;
-		size_t len = 0;
-		if (af_zarr_text(&z->layout, f, &text, &len, &err) != AF_OK)
-			return;
-		free(text);
-		z->meta_size[f - AF_ZARR_ZARRAY] = len;
+}
+
+/* The codec's rule, for the array @p z is part of: no text is built. */
+static bool decide(struct afd_zarrinfo *z)
+{
+	const struct afd_arrinfo *ai = (const struct afd_arrinfo *)
+		((const char *)z - offsetof(struct afd_arrinfo, zarr));
+	return ai->has[AE_DATA] &&
+	       af_zarr_layout_init(&z->layout, &ai->a, z->max_chunk, NULL) == AF_OK;
+}
+
+/* @p zc, decided: the first caller decides, a concurrent one waits. */
+static const struct afd_zarrinfo *decided(const struct afd_zarrinfo *zc)
+{
+	/* deciding is the one write to a published arrinfo (zarrdir.h) */
+	struct afd_zarrinfo *z = (struct afd_zarrinfo *)zc;
+	unsigned s = __atomic_load_n(&z->state, __ATOMIC_ACQUIRE);
+	while (s == ZI_UNKNOWN || s == ZI_BUSY) {
+		unsigned want = ZI_UNKNOWN;
+		if (s == ZI_UNKNOWN &&
+		    __atomic_compare_exchange_n(&z->state, &want, ZI_BUSY, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			s = decide(z) ? ZI_OK : ZI_NONE;
+			__atomic_store_n(&z->state, s, __ATOMIC_RELEASE);
+			break;
+		}
+		sched_yield();
+		s = __atomic_load_n(&z->state, __ATOMIC_ACQUIRE);
 	}
-	z->ok = true;
-	ai->has[AE_ZARR] = true;
+	return z;
+}
+
+bool afd_zarr_exists(const struct afd_zarrinfo *z)
+{
+	return decided(z)->state == ZI_OK;
+}
+
+const af_zarr_layout *afd_zarr_layout(const struct afd_zarrinfo *z)
+{
+	return afd_zarr_exists(z) ? &z->layout : NULL;
 }
 
 bool afd_zarr_has(const struct afd_zarrinfo *z, enum afd_entry e, uint64_t sub)
 {
-	if (!z->ok)
+	if (!afd_zarr_exists(z))
 		return false;
 	switch (e) {
 	case AE_ZARRAY:
@@ -67,9 +91,23 @@ bool afd_zarr_has(const struct afd_zarrinfo *z, enum afd_entry e, uint64_t sub)
 uint64_t afd_zarr_size(const struct afd_zarrinfo *z, enum afd_entry e)
 {
 	af_zarr_file f = file_of(e);
+	if (!f || !afd_zarr_exists(z))
+		return 0;
 	if (f == AF_ZARR_CHUNK)
 		return z->layout.chunk_bytes;
-	return f ? z->meta_size[f - AF_ZARR_ZARRAY] : 0;
+	if (!afd_zarr_has(z, e, 0))
+		return 0;
+	/* measured once: threads that race make the same text */
+	uint64_t *size = (uint64_t *)&z->meta_size[f - AF_ZARR_ZARRAY];
+	uint64_t n = __atomic_load_n(size, __ATOMIC_RELAXED);
+	char *text = NULL;
+	size_t len = 0;
+	if (n == 0 && afd_zarr_text(z, e, &text, &len) == AF_OK) {
+		n = len;
+		__atomic_store_n(size, n, __ATOMIC_RELAXED);
+	}
+	free(text);
+	return n;
 }
 
 int afd_zarr_name(const struct afd_zarrinfo *z, const char *name,
@@ -77,7 +115,8 @@ int afd_zarr_name(const struct afd_zarrinfo *z, const char *name,
 {
 	af_zarr_entry ent;
 	uint64_t index;
-	if (!z->ok || af_zarr_lookup(&z->layout, name, &ent, &index) != AF_OK)
+	if (!afd_zarr_exists(z) ||
+	    af_zarr_lookup(&z->layout, name, &ent, &index) != AF_OK)
 		return -ENOENT;
 	*e = entry_of_file[ent.kind];
 	*sub = ent.kind == AF_ZARR_CHUNK ? ent.chunk : 0;
@@ -88,7 +127,7 @@ bool afd_zarr_listed(const struct afd_zarrinfo *z, const char *path,
 		     const char *member, uint64_t i, af_zarr_entry *out,
 		     uint64_t *ino)
 {
-	if (!z->ok || af_zarr_entry_at(&z->layout, i, out) != AF_OK)
+	if (!afd_zarr_exists(z) || af_zarr_entry_at(&z->layout, i, out) != AF_OK)
 		return false;
 	*ino = afd_ino_of_sub(path, member, entry_of_file[out->kind],
 			      out->kind == AF_ZARR_CHUNK ? out->chunk : 0);
@@ -101,7 +140,7 @@ af_status afd_zarr_text(const struct afd_zarrinfo *z, enum afd_entry e,
 	af_error err;
 	af_error_clear(&err);
 	af_zarr_file f = file_of(e);
-	if (!z->ok || !f || f == AF_ZARR_CHUNK)
+	if (!f || f == AF_ZARR_CHUNK || !afd_zarr_has(z, e, 0))
 		return AF_E_INVAL;
 	return af_zarr_text(&z->layout, f, out, len, &err);
 }

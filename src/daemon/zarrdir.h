@@ -4,9 +4,19 @@
  * inode numbers, sizes and texts, from the codec's layout (af_zarr.h).
  *
  * Invariants:
- *  - An afd_zarrinfo is filled once, when its array is parsed (srcfile.c),
- *    and is read-only from then on, except `share` (zchunk.h), which only
- *    changes under the source's mlock.
+ *  - An afd_zarrinfo is the `zarr` member of an afd_arrinfo, always. The
+ *    parse of the array (srcfile.c) only records the chunk size: whether
+ *    B.zarr/ exists, and its layout, are decided by the first question
+ *    asked of it (afd_zarr_exists and every call below), once, from the
+ *    codec's rule (af_zarr_layout_init), which builds no text; so a
+ *    listing of array folders pays nothing for B.zarr/. The metadata
+ *    texts are made when their sizes or bytes are asked for.
+ *  - Deciding is the one change after publication without a lock: an
+ *    atomic state word (ZI_*), the layout written before it turns to
+ *    ZI_OK; a thread that finds another deciding waits the few
+ *    microseconds it takes. Metadata sizes are atomic words (0: not
+ *    measured yet; no text is empty). `share` (zchunk.h) only changes
+ *    under the source's mlock.
  *  - Nothing is kept per chunk: chunk i's name, inode number and size
  *    come from the layout each time they are asked for, so a store of a
  *    million chunks costs what a store of one does.
@@ -27,28 +37,44 @@
 struct afd_arrinfo;
 struct afd_zshare;
 
-/** What one array's B.zarr/ holds. */
+/** Whether an array has a B.zarr/: not asked yet, being decided, no, yes. */
+enum afd_zstate { ZI_UNKNOWN = 0, ZI_BUSY, ZI_NONE, ZI_OK };
+
+/** What one array's B.zarr/ holds (see the invariants above). */
 struct afd_zarrinfo {
-	bool ok;                   /* the array has a B.zarr/ */
-	af_zarr_layout layout;     /* borrows the arrinfo's af_array */
-	uint64_t meta_size[3];     /* .zarray, .zattrs, zarr.json (0: none) */
+	unsigned state;            /* enum afd_zstate, atomic */
+	uint64_t max_chunk;        /* the largest chunk file, bytes */
+	af_zarr_layout layout;     /* ZI_OK: borrows the arrinfo's af_array */
+	uint64_t meta_size[3];     /* .zarray, .zattrs, zarr.json, atomic
+				    * (0: not measured yet) */
 	struct afd_zshare *share;  /* the data view its open chunks share, or
 				    * NULL (zchunk.h; under the source's mlock) */
 };
 
 /**
- * Decide whether array @p ai (parsed, its `data` entry known) has a
- * B.zarr/ with chunks of at most @p max_chunk bytes, and fill ai->zarr,
- * ai->has[AE_ZARR]. Arrays without `data`, and those the codec's layout
- * refuses (objects, types zarr cannot spell, counts that overflow), get
- * none. Nothing to free.
+ * Prepare ai->zarr of array @p ai (parsed, its `data` entry known) for
+ * chunks of at most @p max_chunk bytes; whether it has a B.zarr/ is
+ * decided when first asked. ai->has[AE_ZARR] stays false: ask
+ * afd_zarr_exists (or afd_arrinfo_has). Nothing to free.
  */
-void afd_zarr_info_fill(struct afd_arrinfo *ai, uint64_t max_chunk);
+void afd_zarr_info_init(struct afd_arrinfo *ai, uint64_t max_chunk);
+
+/**
+ * Whether the array of @p z has a B.zarr/: arrays without `data`, and
+ * those the codec's layout refuses (objects, types zarr cannot spell,
+ * counts that overflow), have none. Decided at the first call.
+ */
+bool afd_zarr_exists(const struct afd_zarrinfo *z);
+
+/** The layout of B.zarr/ of @p z, or NULL when there is none. */
+const af_zarr_layout *afd_zarr_layout(const struct afd_zarrinfo *z);
 
 /** Whether B.zarr/ of @p z holds file (@p e, @p sub). */
 bool afd_zarr_has(const struct afd_zarrinfo *z, enum afd_entry e, uint64_t sub);
 
-/** The size of file @p e of B.zarr/ (every chunk has the same). */
+/** The size of file @p e of B.zarr/ (every chunk has the same; a
+ * metadata file's is its text's length, made at the first call; 0 when
+ * there is no such file or no memory to measure it). */
 uint64_t afd_zarr_size(const struct afd_zarrinfo *z, enum afd_entry e);
 
 /**

@@ -160,12 +160,13 @@ int afd_zchunk_open(struct afd_ctx *c, struct afd_src *sf, long midx,
 		    af_error *err)
 {
 	*out = NULL;
-	if (!ai->zarr.ok)
+	const af_zarr_layout *layout = afd_zarr_layout(&ai->zarr);
+	if (!layout)
 		return -ENOENT;
 	struct afd_zchunk *z = calloc(1, sizeof(*z));
 	if (!z)
 		return -ENOMEM;
-	if (af_zarr_chunk_get(&ai->zarr.layout, index, &z->chunk) != AF_OK) {
+	if (af_zarr_chunk_get(layout, index, &z->chunk) != AF_OK) {
 		free(z);
 		return -ENOENT;
 	}
