@@ -217,6 +217,48 @@ START_TEST(a_header_is_parsed_from_its_prefix_alone)
 }
 END_TEST
 
+/* A listing's parse builds no B.zarr/ text: deciding it and measuring
+ * its metadata wait until asked (zarrdir.h). */
+START_TEST(b_zarr_is_decided_when_first_asked)
+{
+	c.opts.zarr_chunk = AF_ZARR_CHUNK_DEFAULT;
+	aftd_write_npy(dir, "z.npy", 2000, 0);
+	struct afd_src *sf = get("z.npy");
+	struct afd_zarrinfo *z = &sf->arr.zarr;
+	ck_assert_uint_eq(z->state, ZI_UNKNOWN);
+	ck_assert(!sf->arr.has[AE_ZARR]);
+	struct afd_arrsum sum;
+	afd_arrsum_of(&sum, sf);
+	ck_assert_uint_eq(sum.has & (1u << AE_ZARR), 0);
+	ck_assert(afd_arrinfo_has(&sf->arr, AE_ZARR));
+	ck_assert_uint_eq(z->state, ZI_OK);
+	for (int f = 0; f < 3; f++)
+		ck_assert_uint_eq(z->meta_size[f], 0);
+	char *text = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(afd_zarr_text(z, AE_ZARRAY, &text, &len), AF_OK);
+	ck_assert_uint_eq(afd_zarr_size(z, AE_ZARRAY), len);
+	ck_assert_uint_eq(z->meta_size[0], len);
+	ck_assert_uint_eq(afd_zarr_size(z, AE_ZARRAY), len);
+	free(text);
+	ck_assert_uint_gt(afd_zarr_size(z, AE_ZJSON), 0);
+	ck_assert_uint_eq(afd_zarr_size(z, AE_ZCHUNK), 2000);
+	afd_src_put(sf);
+
+	/* an object array has none, decided the same way */
+	aftd_copy(aft_fixture("npy/object-array.npy"), dir, "o.npy");
+	sf = get("o.npy");
+	ck_assert_uint_eq(sf->arr.zarr.state, ZI_UNKNOWN);
+	ck_assert(!afd_arrinfo_has(&sf->arr, AE_ZARR));
+	ck_assert_uint_eq(sf->arr.zarr.state, ZI_NONE);
+	ck_assert_uint_eq(afd_zarr_size(&sf->arr.zarr, AE_ZARRAY), 0);
+	enum afd_entry e;
+	uint64_t sub;
+	ck_assert_int_eq(afd_zarr_name(&sf->arr.zarr, ".zarray", &e, &sub), -ENOENT);
+	afd_src_put(sf);
+}
+END_TEST
+
 START_TEST(only_regular_files_with_array_names_are_parsed)
 {
 	aftd_write(dir, "bad.npy", "not an array at all", 19);
@@ -319,6 +361,7 @@ static Suite *srcfile_suite(void)
 	tcase_add_test(tc, dropped_is_parsed_again);
 	tcase_add_test(tc, the_fd_handed_out_is_of_the_version_returned);
 	tcase_add_test(tc, a_header_is_parsed_from_its_prefix_alone);
+	tcase_add_test(tc, b_zarr_is_decided_when_first_asked);
 	tcase_add_test(tc, only_regular_files_with_array_names_are_parsed);
 	tcase_add_test(tc, the_least_recently_used_go_beyond_the_limit);
 	tcase_add_test(tc, archives_have_their_own_limit);
