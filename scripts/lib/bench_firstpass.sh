@@ -13,8 +13,8 @@
 # round trips to libfuse's hello_ll (stat of a missing name: one LOOKUP
 # answered ENOENT, which the kernel does not cache). Best of BENCH_RUNS.
 # Each daemon's CPU time (user + system, all its threads, from
-# /proc/PID/stat) over the pass is divided by the files: steadier than the
-# wall time when other work shares the cores.
+# /proc/PID/stat) over the listing and over the pass is divided by the
+# files: steadier than the wall time when other work shares the cores.
 # Then, in a -d mount (its log has one line per request), the same
 # listing and pass are counted (FORGET, BATCH_FORGET and RELEASEDIR are
 # not a file's), and Python's open()
@@ -48,14 +48,18 @@ def cpu_s(pid):  # user + system time of every thread of process pid
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
-    # "ls_s ls_nowork_s us_file us_nowork us_rt cpu_us_file cpu_us_nowork"
+    # "ls_s ls_nowork_s us_file us_nowork us_rt cpu_us_file cpu_us_nowork
+    #  ls_cpu_us_file ls_cpu_us_nowork"
     miss = os.path.join(sys.argv[4], "missing")
     pids = sys.argv[5:7]
+    c0 = cpu_s(pids[0])
     t0 = time.perf_counter()
     names = sorted(os.listdir(d))
     t1 = time.perf_counter()
+    c1, c1_n = cpu_s(pids[0]), cpu_s(pids[1])
     names_n = sorted(os.listdir(sys.argv[3]))
     ls, ls_n = t1 - t0, time.perf_counter() - t1
+    ls_cpu, ls_cpu_n = c1 - c0, cpu_s(pids[1]) - c1_n
     paths = files(names)
     paths_n = [os.path.join(sys.argv[3], n, "data") for n in names_n]
     t_files, t_n, t_rt, rts = 0.0, 0.0, 0.0, 0
@@ -76,9 +80,10 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
         t_files, t_n = t_files + t1 - t0, t_n + t2 - t1
         t_rt, rts = t_rt + time.perf_counter() - t2, rts + 1000
     cpu = [cpu_s(p) - c for p, c in zip(pids, cpu0)]
-    print("%.2f %.2f %.1f %.1f %.1f %.1f %.1f" % (
+    print("%.2f %.2f %.1f %.1f %.1f %.1f %.1f %.1f %.1f" % (
         ls, ls_n, t_files / len(paths) * 1e6, t_n / len(paths_n) * 1e6,
-        t_rt / rts * 1e6, cpu[0] / len(paths) * 1e6, cpu[1] / len(paths_n) * 1e6))
+        t_rt / rts * 1e6, cpu[0] / len(paths) * 1e6, cpu[1] / len(paths_n) * 1e6,
+        ls_cpu / len(names) * 1e6, ls_cpu_n / len(names_n) * 1e6))
 elif mode == "count":  # DIR LOG -> "requests_per_file ioctls_per_open {opcodes}"
     log = sys.argv[3]
     skip = ("FORGET", "BATCH_FORGET", "RELEASEDIR")
@@ -123,14 +128,16 @@ firstpass_section() {
 	start_fs h
 	hello_pid=${pids[-1]}
 	fp_file=(); fp_rt=(); fp_ls=(); fp_n=(); fp_nls=(); fp_cpu=(); fp_ncpu=(); fp_load=()
+	fp_lscpu=(); fp_nlscpu=()
 	for _ in $(seq "$runs"); do
 		start_fs n -o "files=$small_n"
 		nowork_pid=${pids[-1]}
 		start_fs a
-		read -r ls_s ls_n us_file us_n us_rt cpu_a cpu_n < <(first_pass time \
+		read -r ls_s ls_n us_file us_n us_rt cpu_a cpu_n lscpu_a lscpu_n < <(first_pass time \
 			"$work/mnt_a/small" "$work/mnt_n" "$work/mnt_h" "${pids[-1]}" "$nowork_pid")
 		fp_ls+=("$ls_s"); fp_file+=("$us_file"); fp_rt+=("$us_rt")
 		fp_nls+=("$ls_n"); fp_n+=("$us_n"); fp_cpu+=("$cpu_a"); fp_ncpu+=("$cpu_n")
+		fp_lscpu+=("$lscpu_a"); fp_nlscpu+=("$lscpu_n")
 		fp_load+=("$(cut -d" " -f1 /proc/loadavg)")
 		read -r us_os us_py src_os src_py < <(first_pass isatty "$work/mnt_a/small" "$work/src/small")
 		daemon_probe "${pids[-1]}"
@@ -150,6 +157,9 @@ firstpass_section() {
 	echo "first pass over ${small_n} small arrays after a listing, fresh mount each, best of $runs"
 	row "measure" "arrayfs" "nowork_ll / hello_ll"
 	row "ls (os.listdir) of the folder (s)" "$(minf "${fp_ls[@]}")" "$(minf "${fp_nls[@]}") / -"
+	row "  all runs" "${fp_ls[*]}" "${fp_nls[*]}"
+	row "daemon CPU time during the listing (us a file)" "$(minf "${fp_lscpu[@]}")" "$(minf "${fp_nlscpu[@]}") / -"
+	row "  all runs" "${fp_lscpu[*]}" "${fp_nlscpu[*]}"
 	row "every data once (us a file)" "$fp_best" "$n_best / -"
 	row "  all runs" "${fp_file[*]}" "${fp_n[*]}"
 	row "daemon CPU time during the pass (us a file)" "$(minf "${fp_cpu[@]}")" "$(minf "${fp_ncpu[@]}") / -"
