@@ -188,14 +188,20 @@ static void range_handle(struct afd_ctx *c, struct afd_node *n,
 	afd_attr(c, &id, &r, &h->attr);
 }
 
+/* The range of node @p n's `data` in its file, if it has one. */
+static bool ranged(const struct afd_node *n, uint64_t *off, uint64_t *len)
+{
+	return n->kind == NK_ENTRY && n->entry == AE_DATA && !n->member &&
+	       afd_nodes_range_get(n, off, len);
+}
+
 /* The range of node @p n's `data` in its file (afd_nodes_range_get),
  * when @p st (an fstat of the file) is still the node's version. */
 static bool range_of(const struct afd_node *n, const struct stat *st,
 		     uint64_t *off, uint64_t *len)
 {
 	struct afd_ident ident;
-	if (n->kind != NK_ENTRY || n->entry != AE_DATA || n->member ||
-	    !S_ISREG(st->st_mode) || !afd_nodes_range_get(n, off, len))
+	if (!S_ISREG(st->st_mode) || !ranged(n, off, len))
 		return false;
 	afd_ident_of(&ident, st);
 	return afd_ident_key(n->path, &ident) == n->version &&
@@ -215,8 +221,8 @@ static int open_range(struct afd_ctx *c, struct afd_node *n,
 		      struct afd_handle *h, uint64_t *version)
 {
 	uint64_t off, len;
-	if (n->kind != NK_ENTRY || n->entry != AE_DATA || n->member ||
-	    !afd_nodes_range_get(n, &off, &len))
+	/* no open for a node without a range */
+	if (!ranged(n, &off, &len))
 		return 1;
 	int fd = afd_srcpath_open(&c->root, n->path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
