@@ -65,6 +65,7 @@ struct afd_stack {
 	uint64_t key;           /* the version (see above) */
 	uint64_t n, member_bytes;
 	struct afd_stack_member *m;
+	bool lz4_files;         /* a folder's: some member is an LZ4 .ra */
 	char *names;            /* "a.npy\nb.npy\n": the `names` file */
 	size_t names_len;
 	struct afd_arrinfo arr; /* the stacked array's directory */

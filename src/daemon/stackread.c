@@ -322,8 +322,18 @@ static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return (ssize_t)done;
 }
 
-/* Make LZ4 member @p i the one @p r keeps (klock held): its version's
- * shared index, checked to be the version listed. 0 or -EIO (logged). */
+/* The slot of @p r keeping member @p i, or AFD_STACK_KEPT (klock held). */
+static unsigned kept_slot(const struct afd_stackread *r, uint64_t i)
+{
+	unsigned k = 0;
+	while (k < AFD_STACK_KEPT && r->kept[k] != i)
+		k++;
+	return k;
+}
+
+/* Make LZ4 member @p i one that @p r keeps (klock held), in place of the
+ * one kept longest: its version's shared index, checked to be the version
+ * listed. The slot, or -EIO (logged), -ENOMEM. */
 static int keep_lz4(struct afd_stackread *r, uint64_t i)
 {
 	size_t len;
@@ -360,10 +370,12 @@ static int keep_lz4(struct afd_stackread *r, uint64_t i)
 	afd_src_put(sf);
 	if (rc < 0)
 		return rc;
-	afd_lz4share_put(r->klz4);
-	r->klz4 = s;
-	r->kept = i;
-	return 0;
+	unsigned k = r->knext;
+	r->knext = (k + 1) % AFD_STACK_KEPT;
+	afd_lz4share_put(r->klz4[k]);
+	r->klz4[k] = s;
+	r->kept[k] = i;
+	return (int)k;
 }
 
 /* An LZ4 .ra member: its decoded bytes through its shared index. */
@@ -371,40 +383,44 @@ static ssize_t read_decoded_file(struct afd_stackread *r, uint64_t i,
 				 void *buf, size_t len, uint64_t off)
 {
 	pthread_mutex_lock(&r->klock);
-	ssize_t rc = r->kept == i && r->klz4 ? 0 : keep_lz4(r, i);
-	if (rc == 0) {
+	unsigned k = kept_slot(r, i);
+	ssize_t rc = k < AFD_STACK_KEPT && r->klz4[k] ? (ssize_t)k
+						      : keep_lz4(r, i);
+	if (rc >= 0) {
+		struct afd_lz4share *s = r->klz4[rc];
 		af_error err;
-		uint64_t size = af_lz4_index_size(r->klz4->ix);
+		uint64_t size = af_lz4_index_size(s->ix);
 		if (off > size)
 			off = size;
 		if (len > size - off)
 			len = (size_t)(size - off);
-		if (len && af_lz4_index_read(r->klz4->ix, buf, len, off,
-					     &err) != AF_OK)
+		if (len && af_lz4_index_read(s->ix, buf, len, off, &err) != AF_OK)
 			rc = member_changed(r, i, "no longer decodes");
 		else
 			rc = (ssize_t)len;
-		if (rc >= 0 && check_member(r, i, r->klz4->fd) < 0)
+		if (rc >= 0 && check_member(r, i, s->fd) < 0)
 			rc = -EIO;
 	}
 	pthread_mutex_unlock(&r->klock);
 	return rc;
 }
 
-/* Make member @p i the one @p r keeps open (a reference of its own on the
- * archive's shared member), closing the one it kept before. */
+/* Make member @p i one that @p r keeps open (a reference of its own on
+ * the archive's shared member), closing the one kept longest. */
 static void keep_member(struct afd_stackread *r, uint64_t i)
 {
 	struct afd_src *sf = r->stk->sf;
 	uint64_t drop = UINT64_MAX;
 	pthread_mutex_lock(&r->klock);
-	if (r->kept != i) {
+	if (kept_slot(r, i) == AFD_STACK_KEPT) {
 		const af_source *src;
 		af_error why;
 		if (afd_src_member_open(r->c, sf, (size_t)r->stk->m[i].ident,
 					&src, &why) == 0) {
-			drop = r->kept;
-			r->kept = i;
+			unsigned k = r->knext;
+			r->knext = (k + 1) % AFD_STACK_KEPT;
+			drop = r->kept[k];
+			r->kept[k] = i;
 		}
 	}
 	pthread_mutex_unlock(&r->klock);
@@ -460,13 +476,11 @@ static ssize_t read_member(void *arg, uint64_t i, void *buf, size_t len,
 
 size_t afd_stackread_cost(const struct afd_stack *stk)
 {
-	bool lz4 = false;
-	for (uint64_t i = 0; !stk->sf && i < stk->n && !lz4; i++)
-		lz4 = stk->m[i].flags & AFD_SM_DECODE;
-	if (!lz4)
+	if (stk->sf || !stk->lz4_files)
 		return 0;
 	uint64_t b = af_lz4_index_bound(stk->member_bytes);
-	return b < SIZE_MAX ? (size_t)b : SIZE_MAX;
+	return b < SIZE_MAX / AFD_STACK_KEPT ? (size_t)b * AFD_STACK_KEPT
+					     : SIZE_MAX;
 }
 
 struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
@@ -478,7 +492,8 @@ struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 	r->c = c;
 	r->stk = stk;
 	r->last = UINT64_MAX;  /* member 0 is "in order" */
-	r->kept = UINT64_MAX;
+	for (unsigned k = 0; k < AFD_STACK_KEPT; k++)
+		r->kept[k] = UINT64_MAX;
 	pthread_mutex_init(&r->klock, NULL);
 	afd_stack_hold(stk);
 	r->r = (af_stack_reader){ .read = read_member, .arg = r, .n = stk->n,
@@ -491,10 +506,12 @@ void afd_stackread_close(struct afd_stackread *r)
 {
 	if (!r)
 		return;
-	if (r->kept != UINT64_MAX && r->stk->sf)
-		afd_src_member_close(r->stk->sf,
-				     (size_t)r->stk->m[r->kept].ident);
-	afd_lz4share_put(r->klz4);
+	for (unsigned k = 0; k < AFD_STACK_KEPT; k++) {
+		if (r->kept[k] != UINT64_MAX && r->stk->sf)
+			afd_src_member_close(r->stk->sf,
+					     (size_t)r->stk->m[r->kept[k]].ident);
+		afd_lz4share_put(r->klz4[k]);
+	}
 	pthread_mutex_destroy(&r->klock);
 	afd_stack_put(r->stk);
 	free(r);

@@ -14,7 +14,8 @@
  *    the scan). Otherwise the read is -EIO, logged once: a reader of an
  *    old stack never sees a mix.
  *  - Members the codec must decode (LZ4 .ra, deflated npz members) are
- *    opened for the read and closed after: their decoders are not kept.
+ *    read through their shared decoders (lz4share.h, srcfile.h), the
+ *    last two a reader read kept between its reads (below).
  */
 #ifndef ARRAYFS_DAEMON_STACKREAD_H
 #define ARRAYFS_DAEMON_STACKREAD_H
@@ -71,22 +72,29 @@ void afd_mfds_destroy(struct afd_mfds *m);
 void afd_mfds_forget(struct afd_mfds *m, const struct afd_stack *stk);
 
 /** One open file's way to a stack's data. */
+/* Decoded members a reader keeps between its reads. */
+#define AFD_STACK_KEPT 2u
+
 struct afd_stackread {
 	struct afd_ctx *c;
 	struct afd_stack *stk;    /* referenced */
 	af_stack_reader r;
 	af_source src;            /* the stack's data (af_stack_source_init) */
 	uint64_t last;            /* the member read last (atomic; a hint) */
-	/* The decoded member kept between reads, so a sequential reader's
+	/* The decoded members kept between reads, so a sequential reader's
 	 * next read goes on where the last one stopped instead of decoding
 	 * the member again from its first byte: a deflated npz member (a
 	 * reference on its archive's shared member, afd_src_member_open,
 	 * with its read-ahead and saved index), or an LZ4 .ra member (its
 	 * version's shared LZ4 index, lz4share.h, in klz4; an LZ4 read holds
-	 * klock). UINT64_MAX: none. Under klock. */
+	 * klock). Two: the kernel's read-ahead sends reads out of order, so
+	 * a read of a member's tail may come after one of the next member's
+	 * head. kept[k] UINT64_MAX: none; knext is replaced next. Under
+	 * klock. */
 	pthread_mutex_t klock;
-	uint64_t kept;
-	struct afd_lz4share *klz4;
+	uint64_t kept[AFD_STACK_KEPT];
+	struct afd_lz4share *klz4[AFD_STACK_KEPT];
+	unsigned knext;
 };
 
 /**
@@ -97,8 +105,9 @@ struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 					 struct afd_stack *stk);
 /**
  * Decoded bytes a reader of @p stk may keep (the bound handles' budget,
- * bound.h): the LZ4 index of one member where members are LZ4 .ra files,
- * else 0 (deflated members count as their archive's do: nothing).
+ * bound.h): the LZ4 indexes of AFD_STACK_KEPT members where members are
+ * LZ4 .ra files, else 0 (deflated members count as their archive's do:
+ * nothing).
  */
 size_t afd_stackread_cost(const struct afd_stack *stk);
 

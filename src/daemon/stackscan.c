@@ -123,6 +123,8 @@ static af_status parse_file(void *arg, uint64_t i, af_array *out, af_error *why)
 	struct afd_stack_member *m = &sc->s->m[i];
 	uint64_t end;
 	m->flags = out->compression != AF_COMP_NONE ? AFD_SM_DECODE : 0;
+	if (m->flags)
+		sc->s->lz4_files = true;  /* the scan parses in order, alone */
 	if (!m->flags && (__builtin_add_overflow(out->data_offset,
 						 out->data_size, &end) ||
 			  end > (uint64_t)hd->st.st_size)) {
