@@ -497,9 +497,15 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 		}
 		if (s == mine) {
 			mine = NULL;
+			/* pinned until this read copies from it: an idle unit
+			 * may be evicted for another stream's read-ahead, and
+			 * readers sharing a small budget would otherwise take
+			 * turns inflating each other's units without end */
+			s->pins++;
 			pthread_mutex_unlock(&z->lock);
 			unit_run(z, s, NULL);
 			pthread_mutex_lock(&z->lock);
+			s->pins--;
 			continue;
 		}
 		if (s->state == AFZ_SLOT_RUNNING) {
