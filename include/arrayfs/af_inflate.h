@@ -39,14 +39,15 @@
  *   points:  <= 1.92 % of the output already reached (windows as stored +
  *            records), plus the point array's slack,
  *   cursors: AF_INFLATE_CURSORS x (~85 KiB ISA-L state, or ~7 KiB zlib
- *            state + 32 KiB window once zlib took over + 128 KiB input
- *            buffer + one AF_INFLATE_BLOCK + 64 KiB to save or restore a
+ *            state + 32 KiB window once zlib took over + 512 KiB input
+ *            buffer (128 KiB a pread at first, more as it reads on) +
+ *            one AF_INFLATE_BLOCK + 64 KiB to save or restore a
  *            window), allocated on use; while one deflates a window it
  *            holds a ~360 KiB deflate state for ~0.05 ms (ISA-L; zlib's:
  *            ~270 KiB, ~0.7 ms), and while it looks for a block boundary
  *            an 85 KiB copy of its ISA-L state,
  *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
- * about 2.6 MiB in all with the defaults, besides the points; with a pool
+ * about 4 MiB in all with the defaults, besides the points; with a pool
  * (af_inflate_set_pool) threads + 2 more cursors, and read-ahead units
  * (8 at most, each <= AF_INFLATE_UNIT_MAX) within the pool's budget.
  *

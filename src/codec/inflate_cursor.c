@@ -69,7 +69,8 @@ af_status afz_too_short(af_inflate *z, struct afz_cursor *c, uint64_t in,
 
 af_status afz_refill(af_inflate *z, struct afz_cursor *c, af_error *err)
 {
-	ssize_t n = z->src->pread(z->src, c->inbuf, z->o.inbuf, c->in);
+	size_t ask = c->ask ? c->ask : z->o.inbuf;
+	ssize_t n = z->src->pread(z->src, c->inbuf, ask, c->in);
 	if (n < 0) {
 		af_error_set(err, AF_E_IO, c->in,
 			     "reading compressed byte %llu failed: %s",
@@ -78,7 +79,7 @@ af_status afz_refill(af_inflate *z, struct afz_cursor *c, af_error *err)
 			err->sys_errno = (int)-n;
 		return AF_E_IO;
 	}
-	if ((size_t)n > z->o.inbuf)
+	if ((size_t)n > ask)
 		return af_error_set(err, AF_E_IO, c->in,
 				    "source returned more bytes than asked at "
 				    "compressed byte %llu", ull(c->in));
@@ -86,6 +87,7 @@ af_status afz_refill(af_inflate *z, struct afz_cursor *c, af_error *err)
 	c->next_in = c->inbuf;
 	c->avail_in = (size_t)n;
 	c->in += (uint64_t)n;
+	c->ask = ask > z->o.inbuf / 2 ? z->o.inbuf : 2 * ask;
 	return AF_OK;
 }
 
@@ -147,6 +149,7 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	}
 	c->next_in = c->inbuf;
 	c->avail_in = 0;
+	c->ask = z->o.inbuf < AFZ_INBUF_FIRST ? z->o.inbuf : AFZ_INBUF_FIRST;
 	c->next_mark = next_mark;
 	c->ended = false;
 	c->eof = false;

@@ -66,8 +66,13 @@ bool af_inflate_point_compressed(af_inflate *z, size_t i);
 /** Upper bound of the memory an af_inflate holds besides its points. */
 size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
 
-/* Compressed bytes a cursor asks for per pread. */
-#define AFZ_INBUF (128u << 10)
+/* Compressed bytes a cursor asks for per pread, at most: a cursor that
+ * goes on reading grows its reads from AFZ_INBUF_FIRST to this, since each
+ * isal_inflate call that runs out of input ends on its careful path and
+ * saves its history (512 KiB instead of 128 KiB: +4 % on a first pass),
+ * while a random read, which needs a few hundred KiB, reads no more. */
+#define AFZ_INBUF (512u << 10)
+#define AFZ_INBUF_FIRST (128u << 10)
 
 /* A cursor's scratch buffer, allocated when it first saves or restores a
  * window. */
@@ -145,6 +150,7 @@ struct afz_cursor {
 	uint64_t in;        /* compressed offset just past inbuf's contents */
 	const unsigned char *next_in; /* inbuf bytes the engine has not taken */
 	size_t avail_in;
+	size_t ask;         /* bytes the next pread asks for (<= o.inbuf) */
 	uint64_t next_mark; /* record a point at the first boundary past this */
 	uint32_t crc;
 	unsigned char *inbuf;

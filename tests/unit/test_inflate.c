@@ -623,6 +623,69 @@ START_TEST(failing_source_is_io_error)
 }
 END_TEST
 
+/* A source over memory that notes how many bytes each pread asked for. */
+struct asking {
+	const unsigned char *mem;
+	size_t asked[4096];
+	size_t n;
+};
+
+static ssize_t asking_pread(const af_source *src, void *buf, size_t len,
+			    uint64_t off)
+{
+	struct asking *a = src->ctx;
+	if (a->n < 4096)
+		a->asked[a->n++] = len;
+	if (off >= src->size)
+		return 0;
+	if (len > src->size - off)
+		len = (size_t)(src->size - off);
+	memcpy(buf, a->mem + off, len);
+	return (ssize_t)len;
+}
+
+/* A cursor that reads on asks for more at a time (fewer, longer inflate
+ * calls); one that starts at an access point for a random read asks for
+ * little first. */
+START_TEST(preads_grow_while_a_cursor_reads_on)
+{
+	struct stream s;
+	make_stream(&s, 8 * MIB, NOISE, 6, 31);
+	struct asking *a = calloc(1, sizeof(*a));
+	ck_assert_ptr_nonnull(a);
+	a->mem = s.comp;
+	af_source src = { .pread = asking_pread, .size = s.clen, .fd = -1,
+			  .ctx = a };
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	o.engine = engine;
+	af_inflate *z;
+	af_error err;
+	ck_assert_int_eq(af_inflate_open_opts(&z, &src, s.plen, s.crc, &o, &err),
+			 AF_OK);
+	unsigned char *out = malloc(s.plen);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(read_all(z, &s, MIB, out, &err), AF_OK);
+	ck_assert(memcmp(out, s.plain, s.plen) == 0);
+	ck_assert_uint_eq(a->asked[0], AFZ_INBUF_FIRST);
+	size_t most = 0;
+	for (size_t i = 0; i < a->n; i++)
+		most = a->asked[i] > most ? a->asked[i] : most;
+	ck_assert_uint_eq(most, AFZ_INBUF);
+	ck_assert_uint_lt(AFZ_INBUF_FIRST, AFZ_INBUF);
+	/* a read far from the cache starts at a point: a short first pread */
+	ck_assert_uint_gt(af_inflate_points(z), 2);
+	a->n = 0;
+	check_read(z, &s, s.plen / 2 + 12345, 4096);
+	ck_assert_uint_gt(a->n, 0);
+	ck_assert_uint_le(a->asked[0], AFZ_INBUF_FIRST);
+	af_inflate_close(z);
+	free(out);
+	free(a);
+	free_stream(&s);
+}
+END_TEST
+
 struct worker {
 	af_inflate *z;
 	const struct stream *s;
@@ -875,6 +938,7 @@ static void add_cases(Suite *s, const char *engine_name, void (*setup)(void))
 	tcase_add_test(tc, declared_size_too_large_is_corrupt);
 	tcase_add_test(tc, wrong_crc_after_full_pass_is_corrupt);
 	tcase_add_test(tc, failing_source_is_io_error);
+	tcase_add_test(tc, preads_grow_while_a_cursor_reads_on);
 	suite_add_tcase(s, tc);
 
 	snprintf(name, sizeof(name), "load-%s", engine_name);
