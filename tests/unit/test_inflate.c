@@ -136,6 +136,18 @@ static af_inflate *open_mem(const struct stream *s, af_source *src,
 	return z;
 }
 
+/* A stream over @p src (a test's own source) with @p o and this run's engine. */
+static af_inflate *open_over(const struct stream *s, const af_source *src,
+			     struct af_inflate_opts o)
+{
+	af_inflate *z = NULL;
+	af_error err;
+	o.engine = engine;
+	ck_assert_int_eq(af_inflate_open_opts(&z, src, s->plen, s->crc, &o,
+					      &err), AF_OK);
+	return z;
+}
+
 /* Read [off, off + len) and compare with the plaintext (clipped at its end). */
 static void check_read(af_inflate *z, const struct stream *s, uint64_t off,
 		       size_t len)
@@ -599,12 +611,8 @@ START_TEST(failing_source_is_io_error)
 	struct failing f = { s.comp, s.clen / 2 };
 	af_source src = { .pread = failing_pread, .size = s.clen, .fd = -1,
 			  .ctx = &f };
-	struct af_inflate_opts o = opts_span(128 * KIB);
-	o.engine = engine;
-	af_inflate *z;
+	af_inflate *z = open_over(&s, &src, opts_span(128 * KIB));
 	af_error err;
-	ck_assert_int_eq(af_inflate_open_opts(&z, &src, s.plen, s.crc, &o, &err),
-			 AF_OK);
 	unsigned char *out = malloc(s.plen);
 	ck_assert_int_eq(read_all(z, &s, 100000, out, &err), AF_E_IO);
 	ck_assert_int_eq(err.sys_errno, EIO);
@@ -658,11 +666,8 @@ START_TEST(preads_grow_while_a_cursor_reads_on)
 			  .ctx = a };
 	struct af_inflate_opts o;
 	af_inflate_default_opts(&o);
-	o.engine = engine;
-	af_inflate *z;
+	af_inflate *z = open_over(&s, &src, o);
 	af_error err;
-	ck_assert_int_eq(af_inflate_open_opts(&z, &src, s.plen, s.crc, &o, &err),
-			 AF_OK);
 	unsigned char *out = malloc(s.plen);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_int_eq(read_all(z, &s, MIB, out, &err), AF_OK);
