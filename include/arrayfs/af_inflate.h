@@ -47,9 +47,10 @@
  *            ~270 KiB, ~0.7 ms), and while it looks for a block boundary
  *            an 85 KiB copy of its ISA-L state,
  *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
- * about 4 MiB in all with the defaults, besides the points; with a pool
- * (af_inflate_set_pool) threads + 2 more cursors, and read-ahead units
- * (8 at most, each <= AF_INFLATE_UNIT_MAX) within the pool's budget.
+ * about 4.5 MiB in all with the defaults, besides the points; with a pool
+ * (af_inflate_set_pool) threads + 2 more cursors, one more input buffer
+ * (the pass from 0's next input, read by a pool thread), and read-ahead
+ * units (8 at most, each <= AF_INFLATE_UNIT_MAX) within the pool's budget.
  *
  * Invariants:
  *  - Output past uncomp_size is never produced: a stream that would inflate
@@ -174,6 +175,8 @@ typedef struct af_inflate_ahead {
 	uint64_t chained; /* of pool's: units of the pass from 0 that the
 			   * thread ending the one before went on with,
 			   * unqueued (the pass stays on one core) */
+	uint64_t inputs_ahead; /* compressed input buffers of the pass from 0
+				* that a pool thread read while it inflated */
 } af_inflate_ahead;
 
 /** Fill @p out with @p z's read-ahead counters (zeros without a pool). */

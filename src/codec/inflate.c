@@ -71,7 +71,8 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o)
 	       o->cursors * (sizeof(struct afz_cursor) + AFZ_ZLIB_COST +
 			     afz_isal_state_size() + o->inbuf + o->block +
 			     AFZ_SCRATCH) +
-	       o->cache_blocks * (sizeof(struct afz_cache_ent) + o->block);
+	       o->cache_blocks * (sizeof(struct afz_cache_ent) + o->block) +
+	       o->inbuf + 512; /* input read ahead (inflate_input.c) */
 }
 
 af_status af_inflate_open(af_inflate **out, const af_source *compressed,
@@ -263,6 +264,7 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 		if (pt)
 			cl->pt = *pt;
 		c->claim_pos = pt_out;
+		c->on_pass = !pt && !z->crc_ok;
 	} else {
 		c->claim_pos = c->pos;
 	}
@@ -282,6 +284,7 @@ static void release(af_inflate *z, struct afz_cursor *c, af_status st,
 		    const af_error *e)
 {
 	c->busy = false;
+	c->on_pass = st == AF_OK && c->from_start;
 	if (st == AF_OK) {
 		c->live = true;
 		c->pos = c->out;

@@ -28,11 +28,6 @@
 /* Reads in a row that make a reader sequential. */
 #define AFZ_SEQ_HITS 3u
 
-static unsigned long long ull(uint64_t v)
-{
-	return (unsigned long long)v;
-}
-
 static unsigned pool_threads(const af_inflate *z)
 {
 	unsigned t = af_pool_threads(z->pool);
@@ -133,6 +128,7 @@ void af_inflate_ahead_stats(af_inflate *z, af_inflate_ahead *out)
 	out->taken = z->units_taken;
 	out->own = z->units_own;
 	out->chained = z->units_chained;
+	out->inputs_ahead = __atomic_load_n(&z->inputs_ahead, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&z->lock);
 }
 
@@ -175,7 +171,7 @@ static bool pass_pos(const af_inflate *z, uint64_t *pos)
 	bool any = false;
 	for (unsigned i = 0; i < z->o.cursors; i++) {
 		const struct afz_cursor *c = &z->cursors[i];
-		if (c->busy && c->from_start)
+		if (c->busy && c->on_pass)
 			return false; /* it is moving: ask again later */
 		if (!c->busy && c->live && c->from_start &&
 		    (!any || c->pos > *pos)) {
@@ -570,6 +566,9 @@ void afz_ahead_stop(af_inflate *z)
 		slot_clear(z, &z->slots[i]);
 	}
 	pthread_mutex_unlock(&z->lock);
+	/* no unit runs now: no cursor is in use or queues input reads */
+	for (unsigned i = 0; i < z->o.cursors; i++)
+		afz_input_drop(z, &z->cursors[i]);
 	afp_holder_remove(z->pool, &z->holder);
 	free(z->slots);
 	afz_mem_sub(z, AFZ_SLOTS * sizeof(*z->slots));

@@ -16,11 +16,6 @@
 
 #include "inflate_i.h"
 
-static unsigned long long ull(uint64_t v)
-{
-	return (unsigned long long)v;
-}
-
 af_status afz_nomem(af_error *err, const char *what)
 {
 	return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
@@ -67,30 +62,6 @@ af_status afz_too_short(af_inflate *z, struct afz_cursor *c, uint64_t in,
 			    ull(z->size), ull(in));
 }
 
-af_status afz_refill(af_inflate *z, struct afz_cursor *c, af_error *err)
-{
-	size_t ask = c->ask ? c->ask : z->o.inbuf;
-	ssize_t n = z->src->pread(z->src, c->inbuf, ask, c->in);
-	if (n < 0) {
-		af_error_set(err, AF_E_IO, c->in,
-			     "reading compressed byte %llu failed: %s",
-			     ull(c->in), strerror((int)-n));
-		if (err)
-			err->sys_errno = (int)-n;
-		return AF_E_IO;
-	}
-	if ((size_t)n > ask)
-		return af_error_set(err, AF_E_IO, c->in,
-				    "source returned more bytes than asked at "
-				    "compressed byte %llu", ull(c->in));
-	c->eof = n == 0;
-	c->next_in = c->inbuf;
-	c->avail_in = (size_t)n;
-	c->in += (uint64_t)n;
-	c->ask = ask > z->o.inbuf / 2 ? z->o.inbuf : 2 * ask;
-	return AF_OK;
-}
-
 af_status afz_ended(af_inflate *z, struct afz_cursor *c, af_error *err)
 {
 	c->ended = true;
@@ -124,6 +95,7 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	af_status st = afz_ensure_buf(z, &c->inbuf, z->o.inbuf, err);
 	if (st)
 		return st;
+	afz_input_drop(z, c);
 	const struct afz_engine *eng = engine_of(engine);
 	if (c->eng && c->eng != eng)
 		c->eng->release(z, c);
@@ -531,6 +503,7 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 
 void afz_cursor_free(af_inflate *z, struct afz_cursor *c)
 {
+	afz_input_drop(z, c);
 	if (c->eng)
 		c->eng->release(z, c);
 	c->eng = NULL;

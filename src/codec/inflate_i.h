@@ -99,6 +99,12 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
  * call's stretch is then fed in seek chunks (~2 % of a pass, measured). */
 #define AFZ_SCOUT_CHUNK 1024u
 
+/* A uint64_t for printf's %llu. */
+static inline unsigned long long ull(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
 struct afz_point {
 	uint64_t in;           /* compressed offset of the first byte not used up */
 	uint64_t out;          /* output offset */
@@ -122,6 +128,8 @@ struct afz_cursor {
 	uint64_t pos;       /* output offset when idle (== out) */
 	uint64_t claim_pos; /* while busy: where it started */
 	uint64_t busy_end;  /* while busy: where it will stop */
+	bool on_pass;       /* on the pass from 0 (its from_start, as known
+			     * under the lock while the owner moves it) */
 	uint64_t used;      /* LRU tick */
 	/* owner */
 	size_t vpiece;      /* piece whose CRC-32 is being checked, or
@@ -151,6 +159,7 @@ struct afz_cursor {
 	const unsigned char *next_in; /* inbuf bytes the engine has not taken */
 	size_t avail_in;
 	size_t ask;         /* bytes the next pread asks for (<= o.inbuf) */
+	struct afz_input_ahead *ahead; /* the next input, read by the pool */
 	uint64_t next_mark; /* record a point at the first boundary past this */
 	uint32_t crc;
 	unsigned char *inbuf;
@@ -249,6 +258,9 @@ struct af_inflate {
 	uint64_t units_taken;     /* queued units a reader took back */
 	uint64_t units_own;       /* units a reader inflated for itself */
 	uint64_t units_chained;   /* pass units a pool thread went on with */
+	uint64_t inputs_ahead;    /* refills read ahead by the pool; atomic */
+	bool input_ahead_held;    /* a cursor has the second input buffer
+				   * (inflate_input.c); atomic */
 };
 
 void afz_mem_add(af_inflate *z, size_t n);
@@ -352,9 +364,15 @@ struct afz_boundary {
 void afz_record_point(af_inflate *z, struct afz_cursor *c,
 		      const struct afz_boundary *b);
 
-/** Read more compressed input into c->next_in/avail_in; at the source's
+/* inflate_input.c */
+
+/** Read more compressed input into c->next_in/avail_in (one pread, or the
+ * buffer a pool thread read ahead for the pass from 0); at the source's
  * end set c->eof instead of failing. */
 af_status afz_refill(af_inflate *z, struct afz_cursor *c, af_error *err);
+/** Free the input read ahead for @p c (it moves, or the stream closes),
+ * waiting for a read under way. */
+void afz_input_drop(af_inflate *z, struct afz_cursor *c);
 
 /** The stream ended right at the declared size: check the CRC-32 of a pass
  * from 0 (a mismatch condemns the member). */

@@ -25,11 +25,6 @@
 #define IDX_PIECE 4u
 #define IDX_TAIL 4u
 
-static unsigned long long ull(uint64_t v)
-{
-	return (unsigned long long)v;
-}
-
 uint64_t afz_span_start(const af_inflate *z, size_t k)
 {
 	return k ? z->points[k - 1].out : 0;

@@ -40,11 +40,6 @@ void afz_zfree(voidpf opaque, voidpf ptr)
 	free(p);
 }
 
-static unsigned long long ull(uint64_t v)
-{
-	return (unsigned long long)v;
-}
-
 /* Compressed offset of the next byte inflate will take. */
 static uint64_t in_pos(const struct afz_cursor *c)
 {
