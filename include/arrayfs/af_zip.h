@@ -125,7 +125,8 @@ typedef struct af_member_opts {
 	/* the archive's identity: dev, ino, size, mtime, ctime (the member
 	 * fields are filled from its entry) */
 	af_index_key archive;
-	/* called (from the opening or reading thread) with one line when a
+	/* called (from the opening or reading thread, or a pool thread
+	 * saving the index) with one line when a
 	 * saved index is refused or cannot be saved, or when a read fails
 	 * AF_E_CORRUPT while one is loaded (a span's CRC-32 differs from the
 	 * index's); may be NULL */
@@ -139,8 +140,9 @@ typedef struct af_member_opts {
 /**
  * af_member_open, and for a deflated member with @p o->index_dir: load its
  * saved index if one is there and valid (a refused one is reported through
- * o->note and ignored), and save it once a read completes a checked pass;
- * with @p o->pool, inflate ahead of sequential readers on it.
+ * o->note and ignored), and save it once a read completes a checked pass
+ * (on a thread of @p o->pool if there is one; af_member_close waits for
+ * it); with @p o->pool, inflate ahead of sequential readers on it.
  * @p o (and the folder name) must outlive the member.
  */
 af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,

@@ -88,6 +88,62 @@ unsigned char *aft_deflate_raw(const unsigned char *in, size_t n, int level,
 	return out;
 }
 
+static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		*p++ = (unsigned char)(v >> (8 * i));
+	return p;
+}
+
+/* The fields local and central headers share, from "version needed". */
+static unsigned char *put_common(unsigned char *p, uint32_t crc, size_t clen,
+				 size_t n, size_t name_len)
+{
+	p = put_le(p, 20, 2);  /* version needed */
+	p = put_le(p, 0, 2);   /* flags */
+	p = put_le(p, 8, 2);   /* deflated */
+	p = put_le(p, 0, 4);   /* time, date */
+	p = put_le(p, crc, 4);
+	p = put_le(p, clen, 4);
+	p = put_le(p, n, 4);
+	p = put_le(p, name_len, 2);
+	return put_le(p, 0, 2); /* extra */
+}
+
+unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
+				size_t n, int level, size_t *len)
+{
+	size_t clen, nl = strlen(name);
+	unsigned char *comp = aft_deflate_raw(plain, n, level, 8, &clen);
+	uint32_t crc = (uint32_t)crc32_z(crc32(0, NULL, 0), plain, n);
+	size_t local = 30 + nl + clen, central = 46 + nl;
+	unsigned char *z = malloc(local + central + 22);
+	ck_assert_ptr_nonnull(z);
+	unsigned char *p = put_le(z, 0x04034b50, 4);
+	p = put_common(p, crc, clen, n, nl);
+	memcpy(p, name, nl);
+	memcpy(p + nl, comp, clen);
+	p += nl + clen;
+	p = put_le(p, 0x02014b50, 4);
+	p = put_le(p, 20, 2);  /* version made by */
+	p = put_common(p, crc, clen, n, nl);
+	p = put_le(p, 0, 6);   /* comment length, disk, internal attrs */
+	p = put_le(p, 0, 4);   /* external attrs */
+	p = put_le(p, 0, 4);   /* local header offset */
+	memcpy(p, name, nl);
+	p += nl;
+	p = put_le(p, 0x06054b50, 4);
+	p = put_le(p, 0, 4);   /* disks */
+	p = put_le(p, 1, 2);
+	p = put_le(p, 1, 2);
+	p = put_le(p, central, 4);
+	p = put_le(p, local, 4);
+	put_le(p, 0, 2);       /* comment */
+	free(comp);
+	*len = local + central + 22;
+	return z;
+}
+
 uint64_t aft_rand(uint64_t *state)
 {
 	*state ^= *state >> 12;

@@ -42,6 +42,12 @@ uint64_t aft_rand(uint64_t *state);
 unsigned char *aft_deflate_raw(const unsigned char *in, size_t n, int level,
 			       int memlevel, size_t *clen);
 /**
+ * A zip archive (a new buffer of *@p len bytes, the caller frees) of one
+ * member @p name holding the @p n bytes at @p plain, deflated at @p level.
+ */
+unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
+				size_t n, int level, size_t *len);
+/**
  * Open the file at @p path read-only as a whole-file fd source in *@p src
  * (ck_abort if it cannot be opened). Returns the fd; the caller closes it.
  */

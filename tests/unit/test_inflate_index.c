@@ -530,6 +530,72 @@ START_TEST(folder_saves_loads_and_keeps_its_budget)
 }
 END_TEST
 
+/* Read a member of a zip in memory whole through @p o, 1 MiB at a time. */
+static void read_member_whole(const unsigned char *zip, size_t zlen,
+			      const struct member *want,
+			      const af_member_opts *o, bool close_now)
+{
+	af_source src;
+	af_source_init_mem(&src, zip, zlen);
+	af_zip *z;
+	af_member *m;
+	af_error err;
+	ck_assert_int_eq(af_zip_open(&z, &src, &err), AF_OK);
+	ck_assert_int_eq(af_member_open_opts(&m, z, 0, o, &err), AF_OK);
+	const af_source *out = af_member_source(m);
+	unsigned char *buf = malloc(1u << 20);
+	ck_assert_ptr_nonnull(buf);
+	for (uint64_t off = 0; off < want->plen; off += 1u << 20) {
+		size_t n = want->plen - off < (1u << 20) ? want->plen - off
+							  : 1u << 20;
+		ck_assert_int_eq(out->pread(out, buf, n, off), (ssize_t)n);
+		ck_assert(memcmp(buf, want->plain + off, n) == 0);
+	}
+	free(buf);
+	if (!close_now) {
+		/* the read that ended the pass queued the save: not done */
+		ck_assert_uint_eq(count_files(o->index_dir), 0);
+		while (af_pool_run_one(o->pool))
+			;
+		ck_assert_uint_eq(count_files(o->index_dir), 1);
+	}
+	af_member_close(m); /* a save still queued is done here */
+	af_zip_close(z);
+	ck_assert_uint_eq(count_files(o->index_dir), 1);
+}
+
+/* With a pool, the index is saved by a pool thread, not by the read that
+ * ends the pass; closing the member does a save still queued. */
+START_TEST(member_saves_its_index_on_the_pool)
+{
+	struct member a;
+	make_member(&a, 4u << 20, 6, 31);
+	size_t zlen;
+	unsigned char *zip = aft_zip_deflated("x.npy", a.plain, a.plen, 6,
+					      &zlen);
+	af_pool *pool;
+	af_error err;
+	ck_assert_int_eq(af_pool_open(&pool, 0, 64u << 20, &err), AF_OK);
+	char *dir = temp_dir();
+	af_member_opts o;
+	memset(&o, 0, sizeof(o));
+	o.index_dir = dir;
+	o.index_budget = 1u << 30;
+	o.archive = a.key;
+	o.pool = pool;
+	read_member_whole(zip, zlen, &a, &o, false);
+	remove_dir(dir);
+	dir = temp_dir();
+	o.index_dir = dir;
+	read_member_whole(zip, zlen, &a, &o, true);
+	ck_assert_uint_eq(af_pool_queued(pool), 0);
+	af_pool_close(pool);
+	remove_dir(dir);
+	free(zip);
+	free_member(&a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("inflate_index");
@@ -542,6 +608,7 @@ int main(void)
 	tcase_add_test(tc, tampered_index_is_refused_and_bytes_stay_right);
 	tcase_add_test(tc, member_altered_after_saving_fails_its_span);
 	tcase_add_test(tc, folder_saves_loads_and_keeps_its_budget);
+	tcase_add_test(tc, member_saves_its_index_on_the_pool);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
