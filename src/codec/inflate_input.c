@@ -13,53 +13,21 @@
 
 #include "inflate_i.h"
 
-enum { AHEAD_IDLE, AHEAD_PENDING, AHEAD_DONE };
-
 /* The next buffer of a cursor, read by a pool thread. */
 struct afz_input_ahead {
-	struct afp_job job;  /* first: the job is the whole */
+	struct afp_waitable w; /* first */
 	const af_source *src;
-	pthread_mutex_t lock;
-	pthread_cond_t done;
-	int state;           /* AHEAD_*, under lock */
-	unsigned char *buf;  /* o.inbuf bytes; the pool thread's while pending */
+	bool queued;         /* owner's: read asked for, not yet taken */
+	unsigned char *buf;  /* o.inbuf bytes; the pool's while pending */
 	uint64_t at;         /* compressed offset read */
 	size_t len;          /* bytes asked */
 	ssize_t got;         /* pread's result */
-	bool by_pool;        /* a pool thread read it (not taken back) */
 };
 
-static void ahead_pread(struct afz_input_ahead *a)
+static void ahead_pread(struct afp_waitable *w)
 {
+	struct afz_input_ahead *a = (struct afz_input_ahead *)w;
 	a->got = a->src->pread(a->src, a->buf, a->len, a->at);
-}
-
-static void ahead_run(struct afp_job *job)
-{
-	struct afz_input_ahead *a = (struct afz_input_ahead *)job;
-	ahead_pread(a);
-	pthread_mutex_lock(&a->lock);
-	a->by_pool = true;
-	a->state = AHEAD_DONE;
-	pthread_cond_signal(&a->done);
-	pthread_mutex_unlock(&a->lock);
-}
-
-/* Wait until @p a is not pending: a job still queued is taken back and
- * read here (the pool may be busy with longer work). Afterwards only the
- * cursor's owner touches @p a until it queues it again. */
-static void ahead_settle(af_inflate *z, struct afz_input_ahead *a)
-{
-	pthread_mutex_lock(&a->lock);
-	if (a->state == AHEAD_PENDING && afp_take(z->pool, &a->job)) {
-		pthread_mutex_unlock(&a->lock);
-		ahead_pread(a);
-		pthread_mutex_lock(&a->lock);
-		a->state = AHEAD_DONE;
-	}
-	while (a->state == AHEAD_PENDING)
-		pthread_cond_wait(&a->done, &a->lock);
-	pthread_mutex_unlock(&a->lock);
 }
 
 void afz_input_drop(af_inflate *z, struct afz_cursor *c)
@@ -67,9 +35,8 @@ void afz_input_drop(af_inflate *z, struct afz_cursor *c)
 	struct afz_input_ahead *a = c->ahead;
 	if (!a)
 		return;
-	ahead_settle(z, a);
-	pthread_cond_destroy(&a->done);
-	pthread_mutex_destroy(&a->lock);
+	afp_waitable_settle(z->pool, &a->w);
+	afp_waitable_destroy(&a->w);
 	free(a->buf);
 	afz_mem_sub(z, z->o.inbuf + sizeof(*a));
 	free(a);
@@ -102,9 +69,7 @@ static struct afz_input_ahead *ahead_new(af_inflate *z)
 	}
 	a->buf = buf;
 	afz_mem_add(z, z->o.inbuf + sizeof(*a));
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->done, NULL);
-	a->job.run = ahead_run;
+	afp_waitable_init(&a->w, ahead_pread);
 	a->src = z->src;
 	return a;
 }
@@ -119,21 +84,17 @@ static void ahead_start(af_inflate *z, struct afz_cursor *c)
 		return; /* another cursor has it, or no memory: read as without */
 	a->at = c->in;
 	a->len = c->ask;
-	a->by_pool = false;
-	a->state = AHEAD_PENDING;
-	afp_submit(z->pool, &a->job);
+	a->queued = afp_waitable_submit(z->pool, &a->w);
 }
 
 /* Take the buffer read ahead if it is the one due: true if taken. */
 static bool ahead_take(af_inflate *z, struct afz_cursor *c, ssize_t *n)
 {
 	struct afz_input_ahead *a = c->ahead;
-	if (!a)
+	if (!a || !a->queued)
 		return false;
-	ahead_settle(z, a);
-	if (a->state == AHEAD_IDLE)
-		return false;
-	a->state = AHEAD_IDLE;
+	afp_waitable_settle(z->pool, &a->w);
+	a->queued = false;
 	/* a failed read is read again below, where it is reported */
 	if (a->at != c->in || a->got < 0 || (size_t)a->got > a->len)
 		return false;
@@ -141,7 +102,7 @@ static bool ahead_take(af_inflate *z, struct afz_cursor *c, ssize_t *n)
 	c->inbuf = a->buf;
 	a->buf = mine;
 	*n = a->got;
-	if (a->by_pool)
+	if (a->w.by_pool)
 		__atomic_add_fetch(&z->inputs_ahead, 1, __ATOMIC_RELAXED);
 	return true;
 }

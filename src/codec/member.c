@@ -3,7 +3,6 @@
  * deflated ones read through an af_inflate random-access index. */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,15 +13,12 @@
 #include "zip_i.h"
 
 struct af_member {
-	struct afp_job save_job; /* first: the index saved on the pool */
+	struct afp_waitable save; /* first: the index saved on the pool */
 	af_subsource data;  /* the member's bytes as stored in the archive */
 	af_inflate *inf;    /* deflated members only */
 	af_source out;      /* uncompressed bytes (deflated members) */
 	const af_member_opts *o; /* index files, or NULL */
 	af_index_key key;   /* the member's index key */
-	pthread_mutex_t save_lock;
-	pthread_cond_t save_done;
-	bool save_queued;   /* save_job queued or running, under save_lock */
 };
 
 static void save_now(const af_member *m)
@@ -36,14 +32,9 @@ static void save_now(const af_member *m)
 		m->o->note(m->o->note_arg, &why);
 }
 
-static void save_run(struct afp_job *job)
+static void save_work(struct afp_waitable *w)
 {
-	af_member *m = (af_member *)job;
-	save_now(m);
-	pthread_mutex_lock(&m->save_lock);
-	m->save_queued = false;
-	pthread_cond_broadcast(&m->save_done);
-	pthread_mutex_unlock(&m->save_lock);
+	save_now((af_member *)w);
 }
 
 /*
@@ -59,27 +50,7 @@ static void maybe_save(af_member *m)
 		save_now(m);
 		return;
 	}
-	pthread_mutex_lock(&m->save_lock);
-	bool queue = !m->save_queued;
-	m->save_queued = true;
-	pthread_mutex_unlock(&m->save_lock);
-	if (queue)
-		afp_submit(m->o->pool, &m->save_job);
-}
-
-/* At close: a save still queued is done here, one running waited for. */
-static void save_settle(af_member *m)
-{
-	pthread_mutex_lock(&m->save_lock);
-	if (m->save_queued && afp_take(m->o->pool, &m->save_job)) {
-		pthread_mutex_unlock(&m->save_lock);
-		save_now(m);
-		pthread_mutex_lock(&m->save_lock);
-		m->save_queued = false;
-	}
-	while (m->save_queued)
-		pthread_cond_wait(&m->save_done, &m->save_lock);
-	pthread_mutex_unlock(&m->save_lock);
+	(void)afp_waitable_submit(m->o->pool, &m->save);
 }
 
 static const char *method_name(uint16_t method)
@@ -191,9 +162,7 @@ af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
 	if (!m)
 		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "no memory for a zip member");
-	m->save_job.run = save_run;
-	pthread_mutex_init(&m->save_lock, NULL);
-	pthread_cond_init(&m->save_done, NULL);
+	afp_waitable_init(&m->save, save_work);
 	/* the archive source is only reachable through the zip, which keeps
 	 * its own copy */
 	const af_source *arch = af_zip_archive_source(z);
@@ -275,11 +244,11 @@ void af_member_close(af_member *m)
 {
 	if (!m)
 		return;
+	/* a save still queued is done here, one running waited for */
 	if (m->o && m->o->pool)
-		save_settle(m);
+		afp_waitable_settle(m->o->pool, &m->save);
 	if (m->inf)
 		af_inflate_close(m->inf);
-	pthread_cond_destroy(&m->save_done);
-	pthread_mutex_destroy(&m->save_lock);
+	afp_waitable_destroy(&m->save);
 	free(m);
 }

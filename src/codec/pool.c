@@ -189,6 +189,63 @@ bool afp_take(af_pool *p, struct afp_job *job)
 	return was;
 }
 
+static void waitable_run(struct afp_job *job)
+{
+	struct afp_waitable *w = (struct afp_waitable *)job;
+	w->work(w);
+	pthread_mutex_lock(&w->lock);
+	w->pending = false;
+	w->by_pool = true;
+	pthread_cond_broadcast(&w->done);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void afp_waitable_init(struct afp_waitable *w,
+		       void (*work)(struct afp_waitable *w))
+{
+	w->job.run = waitable_run;
+	w->job.queued = false;
+	w->work = work;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->done, NULL);
+	w->pending = w->by_pool = false;
+}
+
+void afp_waitable_destroy(struct afp_waitable *w)
+{
+	pthread_cond_destroy(&w->done);
+	pthread_mutex_destroy(&w->lock);
+}
+
+bool afp_waitable_submit(af_pool *p, struct afp_waitable *w)
+{
+	/* queued under its lock, so settle never sees it pending but not
+	 * yet queued */
+	pthread_mutex_lock(&w->lock);
+	bool queue = !w->pending;
+	if (queue) {
+		w->pending = true;
+		afp_submit(p, &w->job);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return queue;
+}
+
+void afp_waitable_settle(af_pool *p, struct afp_waitable *w)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->pending && afp_take(p, &w->job)) {
+		pthread_mutex_unlock(&w->lock);
+		w->work(w);
+		pthread_mutex_lock(&w->lock);
+		w->pending = false;
+		w->by_pool = false;
+	}
+	while (w->pending)
+		pthread_cond_wait(&w->done, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
 void afp_holder_add(af_pool *p, struct afp_holder *h)
 {
 	pthread_mutex_lock(&p->lock);

@@ -2,12 +2,14 @@
 /**
  * @file pool_i.h
  * Private to the codec: what decoders (inflate_ahead.c, lz4_ahead.c) do
- * with an af_pool (pool.c): queue jobs, take queued ones back, and count
- * their read-ahead buffers against the pool's budget.
+ * with an af_pool (pool.c): queue jobs, take queued ones back, wait for a
+ * job (afp_waitable), and count their read-ahead buffers against the
+ * pool's budget.
  */
 #ifndef ARRAYFS_POOL_I_H
 #define ARRAYFS_POOL_I_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,6 +42,29 @@ void afp_submit(af_pool *p, struct afp_job *job);
 /** Take @p job out of the queue: true if it was still queued (the caller
  * runs it or drops it), false if a thread has it or it was never queued. */
 bool afp_take(af_pool *p, struct afp_job *job);
+
+/**
+ * A job its owner waits for before it touches what the job uses: one
+ * submitted at a time; afp_waitable_settle takes it back and runs it on
+ * the owner's thread while it is still queued (the pool may be busy with
+ * longer work), or waits for the thread running it.
+ */
+struct afp_waitable {
+	struct afp_job job;   /* first: the job is the whole */
+	void (*work)(struct afp_waitable *w);
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	bool pending;         /* queued or running; under lock */
+	bool by_pool;         /* its last run was the pool's, not settle's */
+};
+
+void afp_waitable_init(struct afp_waitable *w,
+		       void (*work)(struct afp_waitable *w));
+void afp_waitable_destroy(struct afp_waitable *w);
+/** Queue @p w unless it is pending; true if queued. */
+bool afp_waitable_submit(af_pool *p, struct afp_waitable *w);
+/** Return once @p w is not pending (see above). */
+void afp_waitable_settle(af_pool *p, struct afp_waitable *w);
 
 /** Count @p h among the decoders asked to give buffers back. */
 void afp_holder_add(af_pool *p, struct afp_holder *h);

@@ -162,6 +162,37 @@ START_TEST(pool_queue_is_fifo_and_jobs_can_be_taken_back)
 }
 END_TEST
 
+static void count_work(struct afp_waitable *w)
+{
+	(void)w;
+	__atomic_add_fetch(&ran, 1, __ATOMIC_RELAXED);
+}
+
+/* A waitable job is queued once however often it is submitted; settling
+ * runs it on the caller's thread while it is still queued. */
+START_TEST(waitable_jobs_are_queued_once_and_settled)
+{
+	af_pool *p = manual_pool(1 << 20);
+	struct afp_waitable w;
+	afp_waitable_init(&w, count_work);
+	ran = 0;
+	ck_assert(afp_waitable_submit(p, &w));
+	ck_assert(!afp_waitable_submit(p, &w)); /* pending: not again */
+	ck_assert_uint_eq(af_pool_queued(p), 1);
+	afp_waitable_settle(p, &w);              /* taken back, run here */
+	ck_assert_int_eq(ran, 1);
+	ck_assert(!w.by_pool);
+	ck_assert_uint_eq(af_pool_queued(p), 0);
+	ck_assert(afp_waitable_submit(p, &w));
+	ck_assert(af_pool_run_one(p));           /* the pool runs it */
+	afp_waitable_settle(p, &w);              /* nothing left to wait for */
+	ck_assert_int_eq(ran, 2);
+	ck_assert(w.by_pool);
+	afp_waitable_destroy(&w);
+	af_pool_close(p);
+}
+END_TEST
+
 struct fake_holder {
 	struct afp_holder h;
 	af_pool *p;
@@ -481,6 +512,7 @@ int main(void)
 	tcase_add_test(tc, spans_read_ahead_are_checked_against_a_loaded_index);
 	tcase_add_test(tc, the_pass_from_0_stays_on_the_thread_that_runs_it);
 	tcase_add_test(tc, the_pass_from_0_has_its_input_read_ahead);
+	tcase_add_test(tc, waitable_jobs_are_queued_once_and_settled);
 	tcase_add_test(tc, threads_and_readers_share_a_stream);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
