@@ -216,7 +216,7 @@ static bool unit_at(af_inflate *z, uint64_t x, struct afz_unit *u)
 			uint32_t a = k ? z->points[k - 1].crc_before : 0;
 			uint32_t b = k < n ? z->points[k].crc_before : z->crc;
 			u->check = true;
-			u->crc = afz_span_crc(a, b, u->end - u->start);
+			u->crc = afz_span_crc(NULL, a, b, u->end - u->start);
 		}
 	} else {
 		/* bytes just behind the pass (its cursor stops at the end

@@ -105,8 +105,9 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 		return st;
 	const unsigned char *dict = p ? p->window : NULL;
 	if (p && p->zlen) {
-		/* memory this module wrote itself: a failure is a bug or a bit
-		 * flip in RAM, not the file */
+		/* a window of a loaded index is first inflated here (the
+		 * import checks only its size): one that does not inflate
+		 * back fails the reads that start at its point */
 		st = afz_ensure_buf(z, &c->scratch, AFZ_SCRATCH, err);
 		if (!st)
 			st = eng->unzip_window(z, c, p);

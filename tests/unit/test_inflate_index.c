@@ -28,8 +28,34 @@ struct member {
 	af_index_key key;
 };
 
-/* Words and digits from a seeded generator: compressible, many blocks.
+/* Deflate m->plain (m->plen bytes) at @p level into m->comp and key it.
  * level 0 gives stored blocks, whose bytes can be altered in place. */
+static void deflate_member(struct member *m, int level)
+{
+	m->crc = (uint32_t)crc32_z(0, m->plain, m->plen);
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, -15,
+				      level ? 1 : 8,
+				      Z_DEFAULT_STRATEGY), Z_OK);
+	size_t cap = deflateBound(&zs, m->plen);
+	free(m->comp);
+	m->comp = malloc(cap);
+	ck_assert_ptr_nonnull(m->comp);
+	zs.next_in = m->plain;
+	zs.avail_in = (uInt)m->plen;
+	zs.next_out = m->comp;
+	zs.avail_out = (uInt)cap;
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	m->clen = cap - zs.avail_out;
+	deflateEnd(&zs);
+	af_source_init_mem(&m->src, m->comp, m->clen);
+	m->key.comp_size = m->clen;
+	m->key.uncomp_size = m->plen;
+	m->key.crc = m->crc;
+}
+
+/* Words and digits from a seeded generator: compressible, many blocks. */
 static void make_member(struct member *m, size_t n, int level, uint64_t seed)
 {
 	m->plain = malloc(n);
@@ -41,32 +67,27 @@ static void make_member(struct member *m, size_t n, int level, uint64_t seed)
 						    : "0123456789"[r % 10]);
 	}
 	m->plen = n;
-	m->crc = (uint32_t)crc32_z(0, m->plain, n);
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
-	ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, -15,
-				      level ? 1 : 8,
-				      Z_DEFAULT_STRATEGY), Z_OK);
-	size_t cap = deflateBound(&zs, n);
-	m->comp = malloc(cap);
-	ck_assert_ptr_nonnull(m->comp);
-	zs.next_in = m->plain;
-	zs.avail_in = (uInt)n;
-	zs.next_out = m->comp;
-	zs.avail_out = (uInt)cap;
-	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
-	m->clen = cap - zs.avail_out;
-	deflateEnd(&zs);
-	af_source_init_mem(&m->src, m->comp, m->clen);
+	m->comp = NULL;
 	memset(&m->key, 0, sizeof(m->key));
 	m->key.dev = 1;
 	m->key.ino = 2;
 	m->key.size = 3;
 	m->key.mtime_sec = 4;
 	m->key.local_offset = seed % 1000;
-	m->key.comp_size = m->clen;
-	m->key.uncomp_size = n;
-	m->key.crc = m->crc;
+	deflate_member(m, level);
+}
+
+/* Like make_member, but bytes of a generator with the words only now and
+ * then: deflate finds few matches, as in float32 measurements. */
+static void make_noise_member(struct member *m, size_t n, uint64_t seed)
+{
+	make_member(m, n, 6, seed);
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		if ((seed >> 60) != 0)
+			m->plain[i] = (unsigned char)(seed >> 40);
+	}
+	deflate_member(m, 6);
 }
 
 static void free_member(struct member *m)
@@ -106,6 +127,15 @@ static af_status read_at(af_inflate *z, struct member *m, uint64_t off,
 	}
 	free(buf);
 	return st;
+}
+
+/* Reads of @p len bytes every @p step from @p first all give m's bytes. */
+static void reads_right(af_inflate *z, struct member *m, uint64_t first,
+			uint64_t step, size_t len)
+{
+	af_error err;
+	for (uint64_t off = first; off < m->plen; off += step)
+		ck_assert_int_eq(read_at(z, m, off, len, &err), AF_OK);
 }
 
 static af_inflate *open_member(struct member *m)
@@ -335,8 +365,7 @@ START_TEST(index_of_one_engine_serves_the_other)
 		af_error err;
 		ck_assert_int_eq(af_inflate_index_import(z, &m.key, idx, len,
 							 &err), AF_OK);
-		for (uint64_t off = 1000; off < m.plen; off += 300 * KIB)
-			ck_assert_int_eq(read_at(z, &m, off, 3000, &err), AF_OK);
+		reads_right(z, &m, 1000, 300 * KIB, 3000);
 		af_inflate_close(z);
 		free(idx);
 	}
@@ -596,6 +625,105 @@ START_TEST(member_saves_its_index_on_the_pool)
 }
 END_TEST
 
+/* Index file layout (inflate_index.c): a header, then per point its
+ * record and stored window. */
+#define FILE_HEAD 128u
+#define FILE_POINT 28u
+
+/* Offset in @p idx of point @p i's record. */
+static size_t point_at(const unsigned char *idx, size_t i)
+{
+	size_t at = FILE_HEAD;
+	for (size_t k = 0; k < i; k++) {
+		uint32_t wlen = af_le32(idx + at + 20), zlen = af_le32(idx + at + 24);
+		at += FILE_POINT + (zlen ? zlen : wlen);
+	}
+	return at;
+}
+
+START_TEST(saved_windows_keep_only_the_bytes_reached)
+{
+	struct member m;
+	make_noise_member(&m, 3u << 20, 41);
+	size_t len;
+	unsigned char *idx = saved_index(&m, &len);
+	size_t np = (size_t)af_le64(idx + 112), small = 0;
+	static unsigned char win[AF_INFLATE_WINDOW];
+	for (size_t i = 0; i < np; i++) {
+		const unsigned char *p = idx + point_at(idx, i);
+		uint64_t out = af_le64(p + 8);
+		uint32_t wlen = af_le32(p + 20), zlen = af_le32(p + 24);
+		if (!zlen)
+			continue;
+		/* held raw in memory (no budget): saved deflated, small */
+		if (zlen < wlen / 8)
+			small++;
+		z_stream zs;
+		memset(&zs, 0, sizeof(zs));
+		ck_assert_int_eq(inflateInit2(&zs, -15), Z_OK);
+		zs.next_in = (unsigned char *)p + FILE_POINT;
+		zs.avail_in = zlen;
+		zs.next_out = win;
+		zs.avail_out = wlen;
+		ck_assert_int_eq(inflate(&zs, Z_FINISH), Z_STREAM_END);
+		ck_assert_uint_eq(zs.avail_out, 0);
+		inflateEnd(&zs);
+		/* each byte kept is the output's; the rest are zeros */
+		size_t kept = 0;
+		for (uint32_t q = 0; q < wlen; q++) {
+			unsigned char b = m.plain[out - wlen + q];
+			ck_assert(win[q] == b || win[q] == 0);
+			kept += win[q] != 0;
+		}
+		ck_assert_uint_lt(kept, wlen / 4);
+	}
+	ck_assert_uint_ge(small, np / 2);
+	/* and they serve every read from their points */
+	af_inflate *z = with_index(&m, idx, len);
+	af_error err;
+	for (size_t i = 0; i < af_inflate_points(z); i++) {
+		uint64_t at = af_inflate_point_out(z, i);
+		ck_assert_int_eq(read_at(z, &m, at, 40 * KIB, &err), AF_OK);
+	}
+	reads_right(z, &m, 777, 61 * KIB, 5000);
+	af_inflate_close(z);
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
+START_TEST(window_that_does_not_inflate_fails_reads_from_its_point_only)
+{
+	struct member m;
+	make_noise_member(&m, 2u << 20, 43);
+	size_t len;
+	unsigned char *idx = saved_index(&m, &len);
+	size_t np = (size_t)af_le64(idx + 112), i = np / 2;
+	unsigned char *p = idx + point_at(idx, i);
+	while (i < np && !af_le32(p + 24))
+		p = idx + point_at(idx, ++i);
+	ck_assert_uint_lt(i, np);
+	/* BTYPE 11: no deflate stream starts so */
+	memset(p + FILE_POINT, 0xff, af_le32(p + 24));
+	fix_checksum(idx, len);
+	af_inflate *z = with_index(&m, idx, len);
+	af_error err;
+	uint64_t from = af_le64(p + 8);
+	uint64_t to = i + 1 < np ? af_le64(idx + point_at(idx, i + 1) + 8)
+				 : m.plen;
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(read_at(z, &m, (from + to) / 2, 100, &err),
+				 AF_E_CORRUPT);
+		ck_assert_ptr_nonnull(strstr(err.msg, "does not inflate back"));
+	}
+	ck_assert_int_eq(read_at(z, &m, from - 5000, 4000, &err), AF_OK);
+	ck_assert_int_eq(read_at(z, &m, to, 4000, &err), AF_OK);
+	af_inflate_close(z);
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("inflate_index");
@@ -609,6 +737,8 @@ int main(void)
 	tcase_add_test(tc, member_altered_after_saving_fails_its_span);
 	tcase_add_test(tc, folder_saves_loads_and_keeps_its_budget);
 	tcase_add_test(tc, member_saves_its_index_on_the_pool);
+	tcase_add_test(tc, saved_windows_keep_only_the_bytes_reached);
+	tcase_add_test(tc, window_that_does_not_inflate_fails_reads_from_its_point_only);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
