@@ -36,6 +36,7 @@ void af_inflate_default_opts(struct af_inflate_opts *o)
 	o->seek_chunk = AFZ_SEEK_CHUNK;
 	o->scout_chunk = AFZ_SCOUT_CHUNK;
 	o->seek_limit = AF_INFLATE_SEEK_LIMIT;
+	o->save_span = AF_INFLATE_SAVE_SPAN;
 }
 
 bool af_inflate_engine_available(af_inflate_engine e)

@@ -193,8 +193,21 @@ struct afz_unit {
 };
 
 /*
- * The unit holding output byte @p x, if it can be inflated ahead: the span
- * between the access points around it when the span's end is known and
+ * Whether point @p i starts a unit: the first point past a multiple of
+ * o.span. A pass records points o.span apart, so each of its spans is a
+ * unit; a saved index also has points between them (inflate_refine.c),
+ * and a unit of those short spans would leave a sequential reader with
+ * too little inflated ahead (8 units). Lock held.
+ */
+static bool unit_head(const af_inflate *z, size_t i)
+{
+	uint64_t before = i ? z->points[i - 1].out : 0;
+	return z->points[i].out / z->o.span > before / z->o.span;
+}
+
+/*
+ * The unit holding output byte @p x, if it can be inflated ahead: the
+ * spans between the unit heads around it when the unit's end is known and
  * its CRC-32 can be checked, else, past the last point, the next stretch
  * of the pass from 0 if x is in it or just behind it (then the unit starts
  * after x). Lock held.
@@ -205,16 +218,22 @@ static bool unit_at(af_inflate *z, uint64_t x, struct afz_unit *u)
 	const struct afz_point *p = afz_nearest_point(z, x);
 	size_t n = z->npoints, k = p ? (size_t)(p - z->points) + 1 : 0;
 	if (k < n || z->loaded || z->crc_ok) {
+		size_t lo = k, hi = k;
+		while (lo && !unit_head(z, lo - 1))
+			lo--;
+		while (hi < n && !unit_head(z, hi))
+			hi++;
+		k = lo;
 		u->start = k ? z->points[k - 1].out : 0;
-		u->end = k < n ? z->points[k].out : z->size;
+		u->end = hi < n ? z->points[hi].out : z->size;
 		if (!z->loaded) {
 			/* checked against what the pass from 0 recorded;
 			 * a loaded index's spans are checked as inflated */
 			if ((k && !z->points[k - 1].has_crc) ||
-			    (k < n ? !z->points[k].has_crc : !z->crc_ok))
+			    (hi < n ? !z->points[hi].has_crc : !z->crc_ok))
 				return false;
 			uint32_t a = k ? z->points[k - 1].crc_before : 0;
-			uint32_t b = k < n ? z->points[k].crc_before : z->crc;
+			uint32_t b = hi < n ? z->points[hi].crc_before : z->crc;
 			u->check = true;
 			u->crc = afz_span_crc(NULL, a, b, u->end - u->start);
 		}

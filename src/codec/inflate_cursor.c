@@ -192,17 +192,11 @@ static uint64_t raw_fits_at(const af_inflate *z)
 	return af_mul(need, z->o.index_div, &at) ? UINT64_MAX : at;
 }
 
-/*
- * Raw-deflate the @p wlen window bytes at @p win at level 1 into at most
- * @p room bytes (< wlen) at c->scratch + AF_INFLATE_WINDOW; their count, or
- * 0 if they do not fit (or no memory for the deflate state).
- */
-static unsigned zip_window(af_inflate *z, struct afz_cursor *c,
-			   const unsigned char *win, unsigned wlen, size_t room)
+unsigned afz_deflate_window(af_inflate *z, const unsigned char *win,
+			    unsigned wlen, unsigned char *out, size_t room)
 {
 #ifdef AF_HAVE_ISAL
-	return afz_isal_deflate(z, win, wlen, c->scratch + AF_INFLATE_WINDOW,
-				room);
+	return afz_isal_deflate(z, win, wlen, out, room);
 #else
 	z_stream ds;
 	memset(&ds, 0, sizeof(ds));
@@ -214,7 +208,7 @@ static unsigned zip_window(af_inflate *z, struct afz_cursor *c,
 		return 0;
 	ds.next_in = (unsigned char *)win;
 	ds.avail_in = wlen;
-	ds.next_out = c->scratch + AF_INFLATE_WINDOW;
+	ds.next_out = out;
 	ds.avail_out = (uInt)room;
 	int ret = deflate(&ds, Z_FINISH);
 	unsigned n = (unsigned)(room - ds.avail_out);
@@ -240,8 +234,10 @@ static unsigned char *save_window(af_inflate *z, struct afz_cursor *c,
 		 * that short never gets here with a positive budget */
 		if (!budget || afz_ensure_buf(z, &c->scratch, AFZ_SCRATCH, NULL))
 			return NULL;
-		*zlen = zip_window(z, c, b->window, b->wlen,
-				   budget < b->wlen - 1 ? budget : b->wlen - 1);
+		*zlen = afz_deflate_window(z, b->window, b->wlen,
+					   c->scratch + AF_INFLATE_WINDOW,
+					   budget < b->wlen - 1 ? budget
+								: b->wlen - 1);
 		if (!*zlen)
 			return NULL;
 		from = c->scratch + AF_INFLATE_WINDOW;
@@ -367,9 +363,8 @@ static af_status take_over(af_inflate *z, struct afz_cursor *c, af_error *err)
 	return st;
 }
 
-/* Inflate exactly n more bytes (c->out + n <= z->size) into dst. */
-static af_status produce(af_inflate *z, struct afz_cursor *c,
-			 unsigned char *dst, uint64_t n, af_error *err)
+af_status afz_cursor_produce(af_inflate *z, struct afz_cursor *c,
+			     unsigned char *dst, uint64_t n, af_error *err)
 {
 	uint64_t end = c->out + n;
 	/* a pass from 0 records the CRC-32s a saved index's pieces need as
@@ -448,7 +443,8 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			/* whole blocks inside the request: straight into buf */
 			uint64_t stop = end == z->size ? end : end - end % bs;
 			uint64_t from = c->out;
-			st = produce(z, c, buf + (from - off), stop - from, err);
+			st = afz_cursor_produce(z, c, buf + (from - off),
+						 stop - from, err);
 			if (st)
 				break;
 			/* cache only the tail, which an overlapping next read
@@ -472,7 +468,7 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			break;
 		uint64_t seg = c->out;
 		unsigned char *dst = c->blockbuf + (seg - bstart);
-		st = produce(z, c, dst, bend - seg, err);
+		st = afz_cursor_produce(z, c, dst, bend - seg, err);
 		if (st)
 			break;
 		if (bend > off) {
@@ -495,7 +491,7 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 		uint64_t from = c->out;
 		st = afz_ensure_buf(z, &c->blockbuf, bs, err);
 		if (!st)
-			st = produce(z, c, c->blockbuf, bend - from, err);
+			st = afz_cursor_produce(z, c, c->blockbuf, bend - from, err);
 		if (!st && whole)
 			put_block(z, c, from, (size_t)(bend - from));
 	}

@@ -41,6 +41,12 @@ struct af_inflate_opts {
 				* range first (0: default) */
 	uint64_t seek_limit;   /* ISA-L: compressed bytes it may look through
 				* for one before zlib takes over (0: default) */
+	uint64_t save_span;    /* a saved index's points between the pass's:
+				* one every this many output bytes
+				* (inflate_refine.c; 0 or >= span: none) */
+	uint64_t save_late;    /* closing: an export adds no points where
+				* more output than this is left (0: default
+				* AFZ_REFINE_AT_CLOSE) */
 };
 
 /** Fill @p o with the public defaults (AF_INFLATE_* constants). */
@@ -261,6 +267,8 @@ struct af_inflate {
 	uint64_t inputs_ahead;    /* refills read ahead by the pool; atomic */
 	bool input_ahead_held;    /* a cursor has the second input buffer
 				   * (inflate_input.c); atomic */
+	bool hurry;               /* closing: an export adds few points;
+				   * atomic (inflate_refine.c) */
 };
 
 void afz_mem_add(af_inflate *z, size_t n);
@@ -327,6 +335,14 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			   unsigned char *buf, uint64_t off, uint64_t end,
 			   af_error *err);
+
+/**
+ * Inflate exactly @p n more bytes (c->out + n <= z->size) into @p dst
+ * with c's engine, zlib taking over where ISA-L gives up; a loaded
+ * index's pieces are checked on the way.
+ */
+af_status afz_cursor_produce(af_inflate *z, struct afz_cursor *c,
+			     unsigned char *dst, uint64_t n, af_error *err);
 
 void afz_cursor_free(af_inflate *z, struct afz_cursor *c);
 
@@ -414,6 +430,14 @@ void afz_zfree(voidpf opaque, voidpf ptr);
  * it (6x zlib's here), else zlib's. */
 uint32_t afz_crc32(uint32_t crc, const unsigned char *p, size_t len);
 
+/**
+ * Raw-deflate the @p wlen window bytes at @p win at level 1 (ISA-L's when
+ * built with it) into at most @p room bytes at @p out: their count, or 0
+ * if they do not fit (or no memory for the deflate state).
+ */
+unsigned afz_deflate_window(af_inflate *z, const unsigned char *win,
+			    unsigned wlen, unsigned char *out, size_t room);
+
 #ifdef AF_HAVE_ISAL
 /** Raw-deflate @p len bytes at @p in with ISA-L (level 1) into at most
  * @p room bytes at @p out: their count, or 0 if they do not fit. */
@@ -441,6 +465,33 @@ af_status afz_verify(af_inflate *z, struct afz_cursor *c,
  * @p out (room for wlen + 1). */
 bool afz_window_inflates(af_inflate *z, const unsigned char *src,
 			 unsigned zlen, unsigned wlen, unsigned char *out);
+
+/* inflate_refine.c: the points an index file holds. */
+
+/* Points of a saved index, in output order, each with its CRC-32 before
+ * and its window as the file stores it. */
+struct afz_saved {
+	struct afz_point *pts;
+	bool *own;             /* [i]: pts[i].window is this list's to free */
+	size_t n, cap;
+};
+
+/* What a point costs the file besides its window: its record and the
+ * piece CRC its span boundary adds. */
+#define AFZ_SAVED_RECORD (28u + 4u)
+
+/* A closing member's export still adds points while at most this much
+ * output is left to inflate again (about 2 s of CPU). */
+#define AFZ_REFINE_AT_CLOSE (1ull << 30)
+
+/**
+ * The points an index file of @p z holds: the pass's, their windows made
+ * sparse, and with o.save_span more between them, inflated again without
+ * z's lock, within the budget. Returns AF_OK or AF_E_NOMEM.
+ */
+af_status afz_saved_points(af_inflate *z, struct afz_saved *s, af_error *err);
+
+void afz_saved_free(struct afz_saved *s);
 
 /* inflate_sparse.c */
 

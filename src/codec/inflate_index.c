@@ -261,57 +261,50 @@ uint32_t afz_span_crc(struct afz_crc_shift *s, uint32_t crc_a, uint32_t crc_b,
 	return afz_crc_combine(s ? s : &once, crc_a, crc_b, len);
 }
 
-/* CRC-32 of output [0, @p x) where x is an end of span @p k, a multiple
- * of o.piece or the end (the pass from 0 recorded it). Lock held. */
-static uint32_t crc_at(const af_inflate *z, size_t k, uint64_t x)
+/* CRC-32 of output [0, @p x) where x is an end of span @p k of the saved
+ * points @p sv, a multiple of o.piece or the end (the pass from 0
+ * recorded it). Lock held (the grid). */
+static uint32_t crc_at(const af_inflate *z, const struct afz_saved *sv,
+		       size_t k, uint64_t x)
 {
 	if (x == 0)
 		return 0;
 	if (x == z->size)
 		return z->crc;
-	if (k && z->points[k - 1].out == x)
-		return z->points[k - 1].crc_before;
-	if (k < z->npoints && z->points[k].out == x)
-		return z->points[k].crc_before;
+	if (k && sv->pts[k - 1].out == x)
+		return sv->pts[k - 1].crc_before;
+	if (k < sv->n && sv->pts[k].out == x)
+		return sv->pts[k].crc_before;
 	return z->grid[x / z->o.piece - 1];
 }
 
+/* Span @p k of the saved points: [saved_start, saved_end). */
+static uint64_t saved_start(const struct afz_saved *sv, size_t k)
+{
+	return k ? sv->pts[k - 1].out : 0;
+}
+
+static uint64_t saved_end(const af_inflate *z, const struct afz_saved *sv,
+			  size_t k)
+{
+	return k < sv->n ? sv->pts[k].out : z->size;
+}
+
 /* The piece CRCs of span @p k, in order, at @p p. Lock held. */
-static unsigned char *put_pieces(const af_inflate *z, size_t k,
+static unsigned char *put_pieces(const af_inflate *z,
+				 const struct afz_saved *sv, size_t k,
 				 unsigned char *p, struct afz_crc_shift *shift)
 {
 	const uint64_t g = z->o.piece;
-	uint64_t a = afz_span_start(z, k), b = span_end(z, k);
+	uint64_t a = saved_start(sv, k), b = saved_end(z, sv, k);
 	for (uint64_t s = a; s < b;) {
 		uint64_t e = b - (s - s % g) <= g ? b : s - s % g + g;
-		af_put_le32(p, afz_span_crc(shift, crc_at(z, k, s),
-					    crc_at(z, k, e), e - s));
+		af_put_le32(p, afz_span_crc(shift, crc_at(z, sv, k, s),
+					    crc_at(z, sv, k, e), e - s));
 		p += IDX_PIECE;
 		s = e;
 	}
 	return p;
-}
-
-/* Stop trying sparse windows when the first this many saved less than an
- * eighth of what they stored: each costs two inflates of 32 KiB. */
-#define SPARSE_PROBE 8u
-
-/* For each of the @p n points @p pts the window a saved index stores
- * instead of the point's own, where it is smaller: sw[i] (zlen sz[i]) or
- * NULL. Unlocked: windows are immutable until close. */
-static void sparse_windows(af_inflate *z, const struct afz_point *pts,
-			   size_t n, unsigned char **sw, unsigned *sz)
-{
-	uint64_t tried = 0, saved = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned stored = pts[i].zlen ? pts[i].zlen : pts[i].wlen;
-		if (i == SPARSE_PROBE && saved < tried / 8)
-			return;
-		sw[i] = afz_sparse_window(z, &pts[i], &sz[i]);
-		tried += stored;
-		if (sw[i])
-			saved += stored - sz[i];
-	}
 }
 
 af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
@@ -320,28 +313,15 @@ af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 {
 	*buf = NULL;
 	*len = 0;
-	pthread_mutex_lock(&z->lock);
-	bool ok = ready(z);
-	size_t np = z->npoints;
-	struct afz_point *pts = ok ? malloc(np * sizeof(*pts)) : NULL;
-	if (pts)
-		memcpy(pts, z->points, np * sizeof(*pts));
-	pthread_mutex_unlock(&z->lock);
-	if (!ok)
+	if (!af_inflate_index_ready(z))
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 				    "no checked pass recorded every access point yet");
-	unsigned char **sw = calloc(np, sizeof(*sw));
-	unsigned *sz = calloc(np, sizeof(*sz));
-	if (!pts || !sw || !sz) {
-		free(pts);
-		free(sw);
-		free(sz);
-		return afz_nomem(err, "index file");
-	}
-	sparse_windows(z, pts, np, sw, sz);
-	free(pts);
+	/* unlocked: inflates again (inflate_refine.c) */
+	struct afz_saved sv;
+	af_status st = afz_saved_points(z, &sv, err);
+	if (st)
+		return st;
 
-	af_status st = AF_OK;
 	unsigned char *b = NULL, *p = NULL;
 	size_t n = IDX_HEAD + IDX_TAIL;
 	pthread_mutex_lock(&z->lock);
@@ -351,13 +331,13 @@ af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 				  "the index was exported already");
 		goto out;
 	}
-	for (size_t k = 0; k <= z->npoints; k++) {
-		n += IDX_PIECE * (size_t)pieces_in(afz_span_start(z, k),
-						   span_end(z, k), z->o.piece);
-		if (k < z->npoints)
-			n += IDX_POINT + (k < np && sw[k] ? sz[k]
-				: z->points[k].zlen ? z->points[k].zlen
-						    : z->points[k].wlen);
+	for (size_t k = 0; k <= sv.n; k++) {
+		n += IDX_PIECE * (size_t)pieces_in(saved_start(&sv, k),
+						   saved_end(z, &sv, k),
+						   z->o.piece);
+		if (k < sv.n)
+			n += IDX_POINT + (sv.pts[k].zlen ? sv.pts[k].zlen
+							 : sv.pts[k].wlen);
 	}
 	b = malloc(n);
 	if (!b) {
@@ -369,33 +349,28 @@ af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 	af_put_le32(b + 12, IDX_HEAD);
 	put_key(b + 16, key);
 	af_put_le64(b + 104, z->o.span);
-	af_put_le64(b + 112, z->npoints);
+	af_put_le64(b + 112, sv.n);
 	af_put_le32(b + 120, (uint32_t)z->o.piece);
 	af_put_le32(b + 124, 0);
 	p = b + IDX_HEAD;
-	for (size_t i = 0; i < z->npoints; i++) {
-		const struct afz_point *pt = &z->points[i];
-		bool sparse = i < np && sw[i];
-		unsigned zlen = sparse ? sz[i] : pt->zlen;
-		unsigned stored = zlen ? zlen : pt->wlen;
+	for (size_t i = 0; i < sv.n; i++) {
+		const struct afz_point *pt = &sv.pts[i];
+		unsigned stored = pt->zlen ? pt->zlen : pt->wlen;
 		af_put_le64(p, pt->in);
 		af_put_le64(p + 8, pt->out);
 		af_put_le32(p + 16, pt->bits);
 		af_put_le32(p + 20, pt->wlen);
-		af_put_le32(p + 24, zlen);
-		memcpy(p + IDX_POINT, sparse ? sw[i] : pt->window, stored);
+		af_put_le32(p + 24, pt->zlen);
+		memcpy(p + IDX_POINT, pt->window, stored);
 		p += IDX_POINT + stored;
 	}
 	struct afz_crc_shift shift = { 0 };
-	for (size_t k = 0; k <= z->npoints; k++)
-		p = put_pieces(z, k, p, &shift);
+	for (size_t k = 0; k <= sv.n; k++)
+		p = put_pieces(z, &sv, k, p, &shift);
 	z->saved = true;
 out:
 	pthread_mutex_unlock(&z->lock);
-	for (size_t i = 0; i < np; i++)
-		free(sw[i]);
-	free(sw);
-	free(sz);
+	afz_saved_free(&sv);
 	if (st)
 		return st;
 	af_put_le32(p, afz_crc32(0, b, (size_t)(p - b)));

@@ -117,33 +117,20 @@ static bool mark_used(af_inflate *z, const struct afz_point *p,
 	return true;
 }
 
-/* Raw-deflate @p len bytes at @p src into a new buffer of fewer than
+/* Deflate the @p len bytes at @p src into a new buffer of fewer than
  * @p under bytes: NULL if they do not fit. */
 static unsigned char *deflate_under(af_inflate *z, const unsigned char *src,
 				    unsigned len, unsigned under,
 				    unsigned *zlen)
 {
-	z_stream ds;
-	memset(&ds, 0, sizeof(ds));
-	ds.zalloc = afz_zalloc;
-	ds.zfree = afz_zfree;
-	ds.opaque = z;
-	if (deflateInit2(&ds, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return NULL;
 	unsigned char *out = malloc(under);
-	if (out) {
-		ds.next_in = (unsigned char *)src;
-		ds.avail_in = len;
-		ds.next_out = out;
-		ds.avail_out = under - 1;
-		if (deflate(&ds, Z_FINISH) == Z_STREAM_END) {
-			*zlen = (unsigned)(under - 1 - ds.avail_out);
-		} else {
-			free(out);
-			out = NULL;
-		}
+	if (!out)
+		return NULL;
+	*zlen = afz_deflate_window(z, src, len, out, under - 1);
+	if (!*zlen) {
+		free(out);
+		return NULL;
 	}
-	deflateEnd(&ds);
 	return out;
 }
 

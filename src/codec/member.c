@@ -244,7 +244,10 @@ void af_member_close(af_member *m)
 {
 	if (!m)
 		return;
-	/* a save still queued is done here, one running waited for */
+	/* a save still queued is done here, one running waited for (it
+	 * cuts short inflating again for finer points) */
+	if (m->inf)
+		af_inflate_index_hurry(m->inf);
 	if (m->o && m->o->pool)
 		afp_waitable_settle(m->o->pool, &m->save);
 	if (m->inf)

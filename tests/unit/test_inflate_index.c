@@ -134,8 +134,11 @@ static void reads_right(af_inflate *z, struct member *m, uint64_t first,
 			uint64_t step, size_t len)
 {
 	af_error err;
-	for (uint64_t off = first; off < m->plen; off += step)
-		ck_assert_int_eq(read_at(z, m, off, len, &err), AF_OK);
+	for (uint64_t off = first; off < m->plen; off += step) {
+		af_status st = read_at(z, m, off, len, &err);
+		ck_assert_msg(st == AF_OK, "read at %llu: %s",
+			      (unsigned long long)off, err.msg);
+	}
 }
 
 static af_inflate *open_member(struct member *m)
@@ -692,6 +695,141 @@ START_TEST(saved_windows_keep_only_the_bytes_reached)
 }
 END_TEST
 
+/* A stream of @p m with a point every @p span, a saved index's every
+ * @p save_span, windows held to 1/@p div of the output (0: no budget),
+ * and closing cutting refinement short past @p late bytes (0: default). */
+static af_inflate *open_tuned(struct member *m, af_inflate_engine engine,
+			      uint64_t span, uint64_t save_span, unsigned div,
+			      uint64_t late)
+{
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	o.engine = engine;
+	o.span = span;
+	o.save_span = save_span;
+	o.index_div = div;
+	o.save_late = late;
+	o.block = 16 * KIB;
+	o.piece = PIECE;
+	af_inflate *z = NULL;
+	af_error err;
+	ck_assert_int_eq(af_inflate_open_opts(&z, &m->src, m->plen, m->crc, &o,
+					      &err), AF_OK);
+	return z;
+}
+
+/* Read @p z whole in order, then export its index (@p closing: as a
+ * closing member does): into *len bytes; the pass's own points into *np. */
+static unsigned char *pass_and_export(af_inflate *z, struct member *m,
+				      bool closing, size_t *len, size_t *np)
+{
+	af_error err;
+	reads_right(z, m, 0, 100 * KIB, 100 * KIB);
+	*np = af_inflate_points(z);
+	if (closing)
+		af_inflate_index_hurry(z);
+	unsigned char *idx;
+	ck_assert_int_eq(af_inflate_index_export(z, &m->key, &idx, len, &err),
+			 AF_OK);
+	return idx;
+}
+
+START_TEST(saved_index_adds_points_between_the_pass_s)
+{
+	struct member m;
+	make_noise_member(&m, 4u << 20, 47);
+	const af_inflate_engine engines[] = { AF_INFLATE_ZLIB, AF_INFLATE_ISAL };
+	for (int e = 0; e < 2; e++) {
+		if (!af_inflate_engine_available(engines[e]))
+			continue;
+		af_inflate *z = open_tuned(&m, engines[e], 1u << 20, 128 * KIB,
+					   0, 0);
+		size_t len, own;
+		unsigned char *idx = pass_and_export(z, &m, false, &len, &own);
+		af_inflate_close(z);
+		size_t np = (size_t)af_le64(idx + 112);
+		ck_assert_uint_ge(own, 3);
+		ck_assert_uint_ge(np, 6 * own);
+		/* a point at most about a save span after the one before */
+		uint64_t prev = 0;
+		for (size_t i = 0; i < np; i++) {
+			uint64_t out = af_le64(idx + point_at(idx, i) + 8);
+			ck_assert_uint_le(out - prev, 128 * KIB + 32 * KIB);
+			prev = out;
+		}
+		/* a read inflates from its point to its piece's end */
+		z = with_index(&m, idx, len);
+		af_error err;
+		uint64_t seed = 5;
+		for (int i = 0; i < 60; i++) {
+			seed = seed * 6364136223846793005ull + 1;
+			uint64_t off = (seed >> 20) % m.plen;
+			uint64_t before = af_inflate_inflated(z);
+			ck_assert_int_eq(read_at(z, &m, off, 1000, &err), AF_OK);
+			ck_assert_uint_le(af_inflate_inflated(z) - before,
+					  160 * KIB + 2 * PIECE);
+		}
+		reads_right(z, &m, 0, 256 * KIB, 256 * KIB);
+		af_inflate_close(z);
+		free(idx);
+	}
+	free_member(&m);
+}
+END_TEST
+
+START_TEST(added_points_keep_the_budget_spread_over_the_member)
+{
+	struct member m;
+	make_noise_member(&m, 4u << 20, 53);
+	af_inflate *z = open_tuned(&m, AF_INFLATE_AUTO, 1u << 20, 8 * KIB,
+				   100, 0);
+	size_t len, own;
+	unsigned char *idx = pass_and_export(z, &m, false, &len, &own);
+	uint64_t pass_out[64];
+	ck_assert_uint_le(own, 64);
+	for (size_t i = 0; i < own; i++)
+		pass_out[i] = af_inflate_point_out(z, i);
+	af_inflate_close(z);
+	size_t np = (size_t)af_le64(idx + 112), late = 0;
+	uint64_t windows = 0;
+	for (size_t i = 0; i < np; i++) {
+		const unsigned char *p = idx + point_at(idx, i);
+		uint64_t out = af_le64(p + 8);
+		uint32_t wlen = af_le32(p + 20), zlen = af_le32(p + 24);
+		windows += (zlen ? zlen : wlen) + 32;
+		bool theirs = false;
+		for (size_t k = 0; k < own; k++)
+			theirs |= pass_out[k] == out;
+		late += !theirs && out > m.plen * 3 / 4;
+	}
+	ck_assert_uint_gt(np, own);
+	ck_assert_uint_le(windows, m.plen / 100);
+	/* the budget, not the save span, decided: fewer than one per span */
+	ck_assert_uint_lt(np, m.plen / (8 * KIB));
+	ck_assert_uint_gt(late, 0);
+	z = with_index(&m, idx, len);
+	reads_right(z, &m, 999, 97 * KIB, 3000);
+	af_inflate_close(z);
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
+START_TEST(closing_member_saves_the_pass_s_points_only)
+{
+	struct member m;
+	make_noise_member(&m, 3u << 20, 59);
+	af_inflate *z = open_tuned(&m, AF_INFLATE_AUTO, 1u << 20, 128 * KIB,
+				   0, 1);
+	size_t len, own;
+	unsigned char *idx = pass_and_export(z, &m, true, &len, &own);
+	ck_assert_uint_eq(af_le64(idx + 112), own);
+	af_inflate_close(z);
+	free(idx);
+	free_member(&m);
+}
+END_TEST
+
 START_TEST(window_that_does_not_inflate_fails_reads_from_its_point_only)
 {
 	struct member m;
@@ -739,6 +877,9 @@ int main(void)
 	tcase_add_test(tc, member_saves_its_index_on_the_pool);
 	tcase_add_test(tc, saved_windows_keep_only_the_bytes_reached);
 	tcase_add_test(tc, window_that_does_not_inflate_fails_reads_from_its_point_only);
+	tcase_add_test(tc, saved_index_adds_points_between_the_pass_s);
+	tcase_add_test(tc, added_points_keep_the_budget_spread_over_the_member);
+	tcase_add_test(tc, closing_member_saves_the_pass_s_points_only);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
