@@ -167,8 +167,9 @@ void af_inflate_close(af_inflate *z)
 		return;
 	if (z->pool)
 		afz_ahead_stop(z);
-	for (size_t i = 0; i < z->npoints; i++)
+	for (size_t i = 0; !z->windows_file && i < z->npoints; i++)
 		free(z->points[i].window);
+	free(z->windows_file);
 	free(z->points);
 	free(z->piece_first);
 	free(z->piece_crc);

@@ -267,6 +267,9 @@ struct af_inflate {
 	uint64_t inputs_ahead;    /* refills read ahead by the pool; atomic */
 	bool input_ahead_held;    /* a cursor has the second input buffer
 				   * (inflate_input.c); atomic */
+	unsigned char *windows_file; /* loaded by afz_index_adopt: the
+				   * file the windows lie in, freed at
+				   * close (else each window is its own) */
 	bool hurry;               /* closing: an export adds few points;
 				   * atomic (inflate_refine.c) */
 };
@@ -465,6 +468,13 @@ af_status afz_verify(af_inflate *z, struct afz_cursor *c,
  * @p out (room for wlen + 1). */
 bool afz_window_inflates(af_inflate *z, const unsigned char *src,
 			 unsigned zlen, unsigned wlen, unsigned char *out);
+
+/**
+ * af_inflate_index_import of @p buf (malloc'ed), which @p z keeps on
+ * AF_OK (its windows stay in it) and the caller frees otherwise.
+ */
+af_status afz_index_adopt(af_inflate *z, const af_index_key *key,
+			  unsigned char *buf, size_t len, af_error *err);
 
 /* inflate_refine.c: the points an index file holds. */
 

@@ -486,9 +486,12 @@ static af_status check_points(af_inflate *z, const unsigned char *b,
 	return st;
 }
 
-af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
-				  const unsigned char *b, size_t len,
-				  af_error *err)
+/* af_inflate_index_import; with @p adopt (== b) the windows stay in the
+ * file's buffer, which z then owns: no copy of each (page faults of a
+ * fresh 2.5 MB were most of a first read's index load). */
+static af_status import(af_inflate *z, const af_index_key *key,
+			const unsigned char *b, size_t len,
+			unsigned char *adopt, af_error *err)
 {
 	if (len < IDX_HEAD + IDX_TAIL)
 		return refuse(err, AF_NO_OFFSET, "shorter than its header");
@@ -541,11 +544,16 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 			       (size_t)pieces_in(i ? pts[i - 1].out : 0, pt->out,
 						 z->o.piece);
 		unsigned stored = pt->zlen ? pt->zlen : pt->wlen;
-		pt->window = malloc(stored ? stored : 1);
-		if (!pt->window)
-			goto nomem;
-		memcpy(pt->window, p + IDX_POINT, stored);
-		held += stored + sizeof(*pt);
+		if (adopt) {
+			pt->window = adopt + (p + IDX_POINT - b);
+		} else {
+			pt->window = malloc(stored ? stored : 1);
+			if (!pt->window)
+				goto nomem;
+			memcpy(pt->window, p + IDX_POINT, stored);
+			held += stored;
+		}
+		held += sizeof(*pt);
 		p += IDX_POINT + stored;
 	}
 	if (pieces_crc(crcs, pts, (size_t)npoints, z->size, z->o.piece) !=
@@ -561,9 +569,12 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 				  "an index is loaded only before the first read");
 		goto fail;
 	}
+	if (adopt)
+		held += len;
 	z->points = pts;
 	z->npoints = z->cap = (size_t)npoints;
 	z->index_bytes = held;
+	z->windows_file = adopt;
 	first[npoints + 1] = (size_t)npieces;
 	z->piece_first = first;
 	z->piece_crc = crcs;
@@ -576,11 +587,24 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 nomem:
 	st = afz_nomem(err, "index");
 fail:
-	for (size_t j = 0; pts && j < i; j++)
+	for (size_t j = 0; pts && !adopt && j < i; j++)
 		free(pts[j].window);
 	free(pts);
 	free(first);
 	free(crcs);
 	free(ok);
 	return st;
+}
+
+af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
+				  const unsigned char *buf, size_t len,
+				  af_error *err)
+{
+	return import(z, key, buf, len, NULL, err);
+}
+
+af_status afz_index_adopt(af_inflate *z, const af_index_key *key,
+			  unsigned char *buf, size_t len, af_error *err)
+{
+	return import(z, key, buf, len, buf, err);
 }

@@ -128,11 +128,13 @@ af_status af_index_file_load(af_inflate *z, const char *dir,
 			break;
 		got += (size_t)r;
 	}
-	s = af_inflate_index_import(z, key, buf, got, err);
-	if (s == AF_OK)
+	s = afz_index_adopt(z, key, buf, got, err);
+	if (s == AF_OK) {
+		buf = NULL; /* z's now */
 		futimens(fd, (const struct timespec[2]){
 				     { .tv_nsec = UTIME_OMIT },
 				     { .tv_nsec = UTIME_NOW } });
+	}
 out:
 	free(buf);
 	close(fd);
