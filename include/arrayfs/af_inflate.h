@@ -311,8 +311,8 @@ af_status af_inflate_index_import(af_inflate *z, const af_index_key *key,
 
 /**
  * @p z is about to close: an export under way stops inflating again for
- * more points once more than 1 GiB of output would be left (the file then
- * holds the pass's points past there), so a close waits seconds at most.
+ * more points once more than 256 MiB of output would be left (the file then
+ * holds the pass's points past there): a close waits about 0.5 s at most.
  */
 void af_inflate_index_hurry(af_inflate *z);
 
