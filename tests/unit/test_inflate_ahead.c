@@ -290,8 +290,9 @@ START_TEST(sequential_reader_queues_spans_and_readers_take_them_back)
 	af_inflate_ahead_stats(z, &a);
 	ck_assert_uint_eq(a.own, b.own + 1);    /* its own span, inline */
 	ck_assert_uint_eq(af_pool_queued(p), 1); /* and the next one */
-	/* a reader in the queued span takes it back */
-	read_ok(z, &s, next_span + 100, 8 * KIB);
+	/* a reader in the queued span takes it back (as long a read as the
+	 * kernel's read-ahead makes: it continues the stream) */
+	read_ok(z, &s, next_span + 100, 32 * KIB);
 	af_inflate_ahead_stats(z, &a);
 	ck_assert_uint_eq(a.taken, b.taken + 1);
 	/* the pool (run here) does what the reader queues next */
@@ -311,6 +312,39 @@ END_TEST
 
 /* Spans read ahead are checked against the CRC-32 the pass from 0
  * recorded: a member whose bytes changed since fails, for good. */
+/* Small reads that land near each other are random, not sequential:
+ * only reads right after the one before, or as long as the kernel's
+ * read-ahead makes, continue a stream. */
+START_TEST(small_reads_near_each_other_stay_random)
+{
+	struct stream s;
+	make_stream(&s, 8u << 20, 6, 13);
+	af_pool *p = manual_pool(64u << 20);
+	af_inflate *z = open_on(&s, p);
+	pass(z, &s);
+	while (af_pool_run_one(p))
+		;
+	af_inflate_ahead b, a;
+	af_inflate_ahead_stats(z, &b);
+	uint64_t x = af_inflate_point_out(z, 20) + 1000;
+	for (int i = 0; i < 6; i++)
+		read_ok(z, &s, x + (uint64_t)i * 200 * KIB, 4 * KIB);
+	ck_assert_uint_eq(af_pool_queued(p), 0);
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_eq(a.pool + a.taken + a.own, b.pool + b.taken + b.own);
+	/* 4 KiB reads one after the other: sequential at the third */
+	uint64_t y = af_inflate_point_out(z, 40) + 1000;
+	for (int i = 0; i < 3; i++)
+		read_ok(z, &s, y + (uint64_t)i * 4 * KIB, 4 * KIB);
+	af_inflate_ahead_stats(z, &a);
+	ck_assert_uint_eq(a.own, b.own + 1);
+	while (af_pool_run_one(p))
+		;
+	af_inflate_close(z);
+	af_pool_close(p);
+}
+END_TEST
+
 START_TEST(spans_read_ahead_are_checked_against_the_pass)
 {
 	struct stream s;
@@ -508,6 +542,7 @@ int main(void)
 	tcase_add_test(tc, pool_queue_is_fifo_and_jobs_can_be_taken_back);
 	tcase_add_test(tc, budget_is_held_and_other_holders_give_back);
 	tcase_add_test(tc, sequential_reader_queues_spans_and_readers_take_them_back);
+	tcase_add_test(tc, small_reads_near_each_other_stay_random);
 	tcase_add_test(tc, spans_read_ahead_are_checked_against_the_pass);
 	tcase_add_test(tc, spans_read_ahead_are_checked_against_a_loaded_index);
 	tcase_add_test(tc, the_pass_from_0_stays_on_the_thread_that_runs_it);
