@@ -291,9 +291,10 @@ bool af_inflate_index_ready(af_inflate *z);
 /**
  * Serialize @p z's points, with those added between them, under @p key
  * into *buf (malloc'ed, the caller frees) of *len bytes; marks @p z as
- * saved. Inflates the member once more without holding z's lock (about
- * one more pass of CPU; readers go on meanwhile). Returns AF_OK,
- * AF_E_NOMEM, or AF_E_INVAL when not af_inflate_index_ready.
+ * saved, and @p z reads from the saved points from then on. Inflates the
+ * member once more without holding z's lock (about one more pass of CPU;
+ * readers go on meanwhile). Returns AF_OK, AF_E_NOMEM, or AF_E_INVAL when
+ * not af_inflate_index_ready.
  */
 af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 				  unsigned char **buf, size_t *len,

@@ -167,6 +167,7 @@ void af_inflate_close(af_inflate *z)
 		return;
 	if (z->pool)
 		afz_ahead_stop(z);
+	afz_retired_free(z, true);
 	for (size_t i = 0; !z->windows_file && i < z->npoints; i++)
 		free(z->points[i].window);
 	free(z->windows_file);
@@ -286,6 +287,7 @@ static void release(af_inflate *z, struct afz_cursor *c, af_status st,
 		    const af_error *e)
 {
 	c->busy = false;
+	afz_retired_free(z, false);
 	c->on_pass = st == AF_OK && c->from_start;
 	if (st == AF_OK) {
 		c->live = true;

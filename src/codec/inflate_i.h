@@ -10,8 +10,9 @@
  * to the one thread that claimed it; that thread alone touches the fields
  * marked "owner", without the lock, so inflating never holds z->lock.
  * Point windows (as they are or deflated) are immutable once appended and
- * freed only at close, so an owner may use a point copied out under the
- * lock after dropping it.
+ * freed only at close, or, the pass's, when an export has replaced them
+ * with the saved points (afz_use_saved), once no cursor is busy: so an
+ * owner may use a point copied out under the lock after dropping it.
  */
 #ifndef ARRAYFS_INFLATE_I_H
 #define ARRAYFS_INFLATE_I_H
@@ -270,6 +271,11 @@ struct af_inflate {
 	unsigned char *windows_file; /* loaded by afz_index_adopt: the
 				   * file the windows lie in, freed at
 				   * close (else each window is its own) */
+	unsigned char **retired;  /* lock: windows of the pass's points the
+				   * saved ones replaced (afz_use_saved),
+				   * freed once no cursor is busy: one may
+				   * be starting from a copy of such a point */
+	size_t nretired, retired_bytes;
 	bool hurry;               /* closing: an export adds few points;
 				   * atomic (inflate_refine.c) */
 };
@@ -482,8 +488,10 @@ af_status afz_index_adopt(af_inflate *z, const af_index_key *key,
  * and its window as the file stores it. */
 struct afz_saved {
 	struct afz_point *pts;
-	bool *own;             /* [i]: pts[i].window is this list's to free */
+	bool *own;             /* [i]: pts[i].window is this list's to free;
+				* else it is the stream's own point's */
 	size_t n, cap;
+	size_t base;           /* the stream's points it was made from */
 };
 
 /* What a point costs the file besides its window: its record and the
@@ -503,6 +511,18 @@ struct afz_saved {
 af_status afz_saved_points(af_inflate *z, struct afz_saved *s, af_error *err);
 
 void afz_saved_free(struct afz_saved *s);
+
+/**
+ * Let @p z read from the saved points @p sv from now on too (a pass's
+ * stream, lock held): its own points' windows that @p sv does not keep
+ * are retired, and @p sv gives its windows to z. No-op for a loaded
+ * index, or when z has points @p sv was not made from.
+ */
+void afz_use_saved(af_inflate *z, struct afz_saved *sv);
+
+/** Free the retired windows if no cursor is busy (lock held); with
+ * @p all (closing), whatever the cursors. */
+void afz_retired_free(af_inflate *z, bool all);
 
 /* inflate_sparse.c */
 

@@ -368,6 +368,8 @@ af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,
 	for (size_t k = 0; k <= sv.n; k++)
 		p = put_pieces(z, &sv, k, p, &shift);
 	z->saved = true;
+	/* reads in this mount start from the saved points too */
+	afz_use_saved(z, &sv);
 out:
 	pthread_mutex_unlock(&z->lock);
 	afz_saved_free(&sv);

@@ -296,6 +296,7 @@ af_status afz_saved_points(af_inflate *z, struct afz_saved *s, af_error *err)
 		afz_saved_free(&own);
 		return afz_nomem(err, "index file");
 	}
+	own.base = np;
 	struct afz_saved fine = { 0 };
 	if (!z->o.save_span || z->o.save_span >= z->o.span || !np ||
 	    !refine_all(z, &own, &fine)) {
@@ -311,6 +312,67 @@ af_status afz_saved_points(af_inflate *z, struct afz_saved *s, af_error *err)
 			own.own[k++] = false;
 		}
 	afz_saved_free(&own);
+	fine.base = np;
 	*s = fine;
 	return AF_OK;
+}
+
+void afz_retired_free(af_inflate *z, bool all)
+{
+	if (!z->nretired)
+		return;
+	for (unsigned i = 0; !all && i < z->o.cursors; i++)
+		if (z->cursors[i].busy)
+			return;
+	for (size_t i = 0; i < z->nretired; i++)
+		free(z->retired[i]);
+	free(z->retired);
+	afz_mem_sub(z, z->retired_bytes);
+	z->retired = NULL;
+	z->nretired = z->retired_bytes = 0;
+}
+
+void afz_use_saved(af_inflate *z, struct afz_saved *sv)
+{
+	if (z->loaded || z->windows_file || z->retired ||
+	    z->npoints != sv->base || sv->n <= z->npoints)
+		return;
+	struct afz_point *pts = malloc(sv->n * sizeof(*pts));
+	unsigned char **old = malloc(z->npoints * sizeof(*old));
+	if (!pts || !old) {
+		free(pts);
+		free(old);
+		return;
+	}
+	/* a pass point whose window sv borrows keeps it; the others retire
+	 * (both lists are in output order) */
+	size_t nold = 0, j = 0;
+	uint64_t old_bytes = 0, new_bytes = 0;
+	for (size_t i = 0; i < z->npoints; i++) {
+		const struct afz_point *p = &z->points[i];
+		while (j < sv->n && sv->pts[j].out < p->out)
+			j++;
+		if (j < sv->n && !sv->own[j] && sv->pts[j].window == p->window)
+			continue;
+		old[nold++] = p->window;
+		old_bytes += p->zlen ? p->zlen : p->wlen;
+	}
+	size_t held = 0;
+	for (size_t i = 0; i < sv->n; i++) {
+		pts[i] = sv->pts[i];
+		unsigned stored = pts[i].zlen ? pts[i].zlen : pts[i].wlen;
+		if (sv->own[i])
+			new_bytes += stored;
+		sv->own[i] = false;
+		held += stored + sizeof(*pts);
+	}
+	afz_mem_add(z, new_bytes + (sv->n - z->npoints) * sizeof(*pts));
+	free(z->points);
+	z->points = pts;
+	z->npoints = z->cap = sv->n;
+	z->index_bytes = held;
+	z->retired = old;
+	z->nretired = nold;
+	z->retired_bytes = old_bytes;
+	afz_retired_free(z, false);
 }

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -718,6 +719,21 @@ static af_inflate *open_tuned(struct member *m, af_inflate_engine engine,
 	return z;
 }
 
+/* @p n reads of 1000 bytes at offsets from @p seed each give m's bytes
+ * and inflate at most @p most. */
+static void random_reads_inflate_at_most(af_inflate *z, struct member *m,
+					 uint64_t seed, int n, uint64_t most)
+{
+	af_error err;
+	for (int i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1;
+		uint64_t off = (seed >> 20) % m->plen;
+		uint64_t before = af_inflate_inflated(z);
+		ck_assert_int_eq(read_at(z, m, off, 1000, &err), AF_OK);
+		ck_assert_uint_le(af_inflate_inflated(z) - before, most);
+	}
+}
+
 /* Read @p z whole in order, then export its index (@p closing: as a
  * closing member does): into *len bytes; the pass's own points into *np. */
 static unsigned char *pass_and_export(af_inflate *z, struct member *m,
@@ -759,20 +775,74 @@ START_TEST(saved_index_adds_points_between_the_pass_s)
 		}
 		/* a read inflates from its point to its piece's end */
 		z = with_index(&m, idx, len);
-		af_error err;
-		uint64_t seed = 5;
-		for (int i = 0; i < 60; i++) {
-			seed = seed * 6364136223846793005ull + 1;
-			uint64_t off = (seed >> 20) % m.plen;
-			uint64_t before = af_inflate_inflated(z);
-			ck_assert_int_eq(read_at(z, &m, off, 1000, &err), AF_OK);
-			ck_assert_uint_le(af_inflate_inflated(z) - before,
-					  160 * KIB + 2 * PIECE);
-		}
+		random_reads_inflate_at_most(z, &m, 5, 60,
+					     160 * KIB + 2 * PIECE);
 		reads_right(z, &m, 0, 256 * KIB, 256 * KIB);
 		af_inflate_close(z);
 		free(idx);
 	}
+	free_member(&m);
+}
+END_TEST
+
+/* Random reads of a stream, each checked, until told to stop. */
+struct reader {
+	af_inflate *z;
+	struct member *m;
+	uint64_t seed;
+	int stop;     /* atomic */
+	unsigned reads, bad;
+};
+
+static void *read_randomly(void *arg)
+{
+	struct reader *r = arg;
+	unsigned char *buf = malloc(8 * KIB);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE) || r->reads < 20) {
+		r->seed = r->seed * 6364136223846793005ull + 1;
+		uint64_t off = (r->seed >> 20) % (r->m->plen - 8 * KIB);
+		size_t n = 0;
+		af_error err;
+		if (af_inflate_read(r->z, buf, 8 * KIB, off, &n, &err) != AF_OK ||
+		    n != 8 * KIB || memcmp(buf, r->m->plain + off, n) != 0)
+			r->bad++;
+		r->reads++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Once exported, the stream itself reads from the saved points: a random
+ * read in the same mount inflates as little as in the next one; readers
+ * going on while it exports never see other bytes. */
+START_TEST(stream_reads_from_its_saved_points_once_exported)
+{
+	struct member m;
+	make_noise_member(&m, 4u << 20, 61);
+	af_inflate *z = open_tuned(&m, AF_INFLATE_AUTO, 1u << 20, 128 * KIB,
+				   0, 0);
+	reads_right(z, &m, 0, 100 * KIB, 100 * KIB);
+	size_t own = af_inflate_points(z);
+	struct reader rd[2] = { { z, &m, 3, 0, 0, 0 }, { z, &m, 4, 0, 0, 0 } };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, read_randomly,
+						&rd[i]), 0);
+	unsigned char *idx;
+	size_t len;
+	af_error err;
+	ck_assert_int_eq(af_inflate_index_export(z, &m.key, &idx, &len, &err),
+			 AF_OK);
+	for (int i = 0; i < 2; i++) {
+		__atomic_store_n(&rd[i].stop, 1, __ATOMIC_RELEASE);
+		pthread_join(t[i], NULL);
+		ck_assert_uint_eq(rd[i].bad, 0);
+	}
+	ck_assert_uint_eq(af_inflate_points(z), af_le64(idx + 112));
+	ck_assert_uint_ge(af_inflate_points(z), 6 * own);
+	random_reads_inflate_at_most(z, &m, 9, 40, 160 * KIB + 16 * KIB);
+	af_inflate_close(z);
+	free(idx);
 	free_member(&m);
 }
 END_TEST
@@ -880,6 +950,7 @@ int main(void)
 	tcase_add_test(tc, saved_index_adds_points_between_the_pass_s);
 	tcase_add_test(tc, added_points_keep_the_budget_spread_over_the_member);
 	tcase_add_test(tc, closing_member_saves_the_pass_s_points_only);
+	tcase_add_test(tc, stream_reads_from_its_saved_points_once_exported);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
