@@ -85,6 +85,15 @@ static uint64_t stored_of(const struct afz_point *p)
 	return (uint64_t)(p->zlen ? p->zlen : p->wlen) + AFZ_SAVED_RECORD;
 }
 
+/* Whether a closing member's export should do no more work for the
+ * output from @p a on (af_inflate_index_hurry). */
+static bool hurried_at(const af_inflate *z, uint64_t a)
+{
+	return __atomic_load_n(&z->hurry, __ATOMIC_RELAXED) &&
+	       z->size - a > (z->o.save_late ? z->o.save_late
+					     : AFZ_REFINE_AT_CLOSE);
+}
+
 /* What refining one span needs. */
 struct refine {
 	af_inflate *z, *r;       /* the member's stream, the private one */
@@ -260,10 +269,7 @@ static bool refine_all(af_inflate *z, const struct afz_saved *own,
 		uint64_t b = k < own->n ? own->pts[k].out : z->size;
 		if (seed)
 			ok = saved_add(fine, seed, false);
-		bool late = __atomic_load_n(&z->hurry, __ATOMIC_RELAXED) &&
-			    z->size - a > (z->o.save_late ? z->o.save_late
-							  : AFZ_REFINE_AT_CLOSE);
-		if (ok && !late)
+		if (ok && !hurried_at(z, a))
 			ok = refine_span(&f, fine, seed, a, b,
 					 seed ? seed->crc_before : 0);
 	}
@@ -287,8 +293,12 @@ af_status afz_saved_points(af_inflate *z, struct afz_saved *s, af_error *err)
 	struct afz_saved own = { 0 };
 	bool ok = true;
 	for (size_t i = 0; ok && i < np; i++) {
-		bool mine;
-		struct afz_point q = sparse_point(z, &zp[i], &mine);
+		/* each sparse window inflates 64 KiB: not for a closing
+		 * member's far points */
+		bool mine = false;
+		struct afz_point q = hurried_at(z, zp[i].out)
+					     ? zp[i]
+					     : sparse_point(z, &zp[i], &mine);
 		ok = saved_add(&own, &q, mine);
 	}
 	free(zp);
@@ -366,7 +376,8 @@ void afz_use_saved(af_inflate *z, struct afz_saved *sv)
 		sv->own[i] = false;
 		held += stored + sizeof(*pts);
 	}
-	afz_mem_add(z, new_bytes + (sv->n - z->npoints) * sizeof(*pts));
+	afz_mem_sub(z, z->cap * sizeof(*pts));
+	afz_mem_add(z, new_bytes + sv->n * sizeof(*pts));
 	free(z->points);
 	z->points = pts;
 	z->npoints = z->cap = sv->n;
