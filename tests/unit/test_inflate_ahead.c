@@ -338,10 +338,7 @@ START_TEST(small_reads_near_each_other_stay_random)
 		read_ok(z, &s, y + (uint64_t)i * 4 * KIB, 4 * KIB);
 	af_inflate_ahead_stats(z, &a);
 	ck_assert_uint_eq(a.own, b.own + 1);
-	while (af_pool_run_one(p))
-		;
-	af_inflate_close(z);
-	af_pool_close(p);
+	close_all(z, p, &s);
 }
 END_TEST
 
