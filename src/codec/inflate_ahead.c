@@ -200,16 +200,17 @@ struct afz_unit {
 };
 
 /*
- * Whether point @p i starts a unit: the first point past a multiple of
- * o.span. A pass records points o.span apart, so each of its spans is a
- * unit; a saved index also has points between them (inflate_refine.c),
- * and a unit of those short spans would leave a sequential reader with
- * too little inflated ahead (8 units). Lock held.
+ * Whether point @p i starts a unit: a pass's own point (they are o.span
+ * apart), or a loaded index's first past a multiple of o.span. A saved
+ * index also has points between the pass's (inflate_refine.c), and units
+ * of those short spans left a sequential reader too little inflated
+ * ahead (8 units); a stream that takes its saved points after its pass
+ * keeps its units, or its reader's slots would overlap new ones. Lock
+ * held.
  */
 static bool unit_head(const af_inflate *z, size_t i)
 {
-	uint64_t before = i ? z->points[i - 1].out : 0;
-	return z->points[i].out / z->o.span > before / z->o.span;
+	return z->points[i].head;
 }
 
 /*

@@ -286,6 +286,7 @@ void afz_record_point(af_inflate *z, struct afz_cursor *c,
 			pt->out = b->out;
 			pt->bits = (uint8_t)b->bits;
 			pt->has_crc = b->has_crc;
+			pt->head = true;
 			pt->crc_before = b->crc;
 			pt->wlen = b->wlen;
 			pt->zlen = zlen;

@@ -122,6 +122,9 @@ struct afz_point {
 	uint32_t crc_before;   /* CRC-32 of output [0, out), if has_crc */
 	uint8_t bits;          /* bits of byte in - 1 still unused (0-7) */
 	bool has_crc;          /* recorded on a pass from 0 */
+	bool head;             /* starts a read-ahead unit (inflate_ahead.c):
+				* a pass's point, or a loaded index's first
+				* past a multiple of o.span */
 	unsigned char *window; /* the wlen output bytes before out */
 };
 

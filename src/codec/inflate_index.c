@@ -542,6 +542,9 @@ static af_status import(af_inflate *z, const af_index_key *key,
 		pt->bits = (uint8_t)af_le32(p + 16);
 		pt->wlen = af_le32(p + 20);
 		pt->zlen = af_le32(p + 24);
+		/* units of about o.span however close the points are */
+		pt->head = pt->out / z->o.span >
+			   (i ? pts[i - 1].out : 0) / z->o.span;
 		first[i + 1] = first[i] +
 			       (size_t)pieces_in(i ? pts[i - 1].out : 0, pt->out,
 						 z->o.piece);

@@ -143,6 +143,8 @@ static bool take_point(struct refine *f, struct afz_saved *s,
 	}
 	q.crc_before = afz_crc32(crc, f->buf, (size_t)(p->out - from));
 	q.has_crc = true;
+	/* read-ahead units stay the pass's spans once these join them */
+	q.head = false;
 	f->added += cost;
 	return saved_add(s, &q, own);
 }
