@@ -27,11 +27,15 @@
 #define AFZ_NEAR (1u << 20)
 /* Reads in a row that make a reader sequential. */
 #define AFZ_SEQ_HITS 3u
-/* A read near a stream's next byte but not right at it continues the
- * stream only if it is at least this long, as the kernel's read-ahead
- * reads are: random 4 KiB reads (no read-ahead) that happened to land
- * near each other made a reader sequential, and its next read waited for
- * a whole unit to be inflated (9-13 ms on float32 data). */
+/* A read near a stream's next byte but not right at it continues a
+ * stream that is not sequential yet only if it is at least this long, as
+ * the kernel's read-ahead reads are: random 4 KiB reads (no read-ahead)
+ * that happened to land near each other made a reader sequential, and
+ * its next read waited for a whole unit to be inflated (9-13 ms on
+ * float32 data). A sequential stream takes any read near it: the kernel
+ * splits a read-ahead window into requests, and a short last one that
+ * arrives first must not go to the cursors (which inflated its span
+ * again from its point, then the unit did). */
 #define AFZ_SEQ_MIN (32u << 10)
 
 static unsigned pool_threads(const af_inflate *z)
@@ -150,7 +154,8 @@ static struct afz_stream *note_read(af_inflate *z, uint64_t off, uint64_t end)
 		struct afz_stream *s = &z->streams[i];
 		if (s->hits && off <= s->next + AFZ_NEAR &&
 		    off + AFZ_NEAR >= s->next &&
-		    (off == s->next || end - off >= AFZ_SEQ_MIN)) {
+		    (off == s->next || end - off >= AFZ_SEQ_MIN ||
+		     s->hits >= AFZ_SEQ_HITS)) {
 			hit = s;
 			break;
 		}
