@@ -44,12 +44,15 @@ static void free_stream(struct stream *s)
 	free(s->comp);
 }
 
-/* An af_inflate over @p s with a point every SPAN, on @p pool. */
-static af_inflate *open_on(struct stream *s, af_pool *pool)
+/* An af_inflate over @p s with a point every @p span and, in its saved
+ * index, every @p save_span, on @p pool. */
+static af_inflate *open_spans_on(struct stream *s, af_pool *pool,
+				 uint64_t span, uint64_t save_span)
 {
 	struct af_inflate_opts o;
 	af_inflate_default_opts(&o);
-	o.span = SPAN;
+	o.span = span;
+	o.save_span = save_span;
 	o.index_div = 0;
 	o.block = 16 * KIB;
 	o.cache_blocks = 8;
@@ -60,6 +63,12 @@ static af_inflate *open_on(struct stream *s, af_pool *pool)
 	if (pool)
 		ck_assert_int_eq(af_inflate_set_pool(z, pool, &err), AF_OK);
 	return z;
+}
+
+/* An af_inflate over @p s with a point every SPAN, on @p pool. */
+static af_inflate *open_on(struct stream *s, af_pool *pool)
+{
+	return open_spans_on(s, pool, SPAN, AF_INFLATE_SAVE_SPAN);
 }
 
 static af_pool *manual_pool(uint64_t budget)
@@ -310,8 +319,6 @@ START_TEST(sequential_reader_queues_spans_and_readers_take_them_back)
 }
 END_TEST
 
-/* Spans read ahead are checked against the CRC-32 the pass from 0
- * recorded: a member whose bytes changed since fails, for good. */
 /* Small reads that land near each other are random, not sequential:
  * only reads right after the one before, or as long as the kernel's
  * read-ahead makes, continue a stream. */
@@ -350,18 +357,8 @@ START_TEST(reader_keeps_its_units_when_the_saved_points_arrive)
 	struct stream s;
 	make_stream(&s, 8u << 20, 6, 17);
 	af_pool *p = manual_pool(64u << 20);
-	struct af_inflate_opts o;
-	af_inflate_default_opts(&o);
-	o.span = 2 * SPAN;
-	o.save_span = 60 * KIB;
-	o.index_div = 0;
-	o.block = 16 * KIB;
-	o.cache_blocks = 8;
-	af_inflate *z;
+	af_inflate *z = open_spans_on(&s, p, 2 * SPAN, 60 * KIB);
 	af_error err;
-	ck_assert_int_eq(af_inflate_open_opts(&z, &s.src, s.plen, s.crc, &o,
-					      &err), AF_OK);
-	ck_assert_int_eq(af_inflate_set_pool(z, p, &err), AF_OK);
 	pass(z, &s);
 	while (af_pool_run_one(p))
 		;
@@ -393,6 +390,8 @@ START_TEST(reader_keeps_its_units_when_the_saved_points_arrive)
 }
 END_TEST
 
+/* Spans read ahead are checked against the CRC-32 the pass from 0
+ * recorded: a member whose bytes changed since fails, for good. */
 START_TEST(spans_read_ahead_are_checked_against_the_pass)
 {
 	struct stream s;
