@@ -307,8 +307,9 @@ void afz_ahead_stop(af_inflate *z);
 
 /* crc32_combine64 keeping the operator of the last length it was asked
  * for: in a run of pieces of one size each combine is then one
- * multiplication, not a chain of log2(len) of them (the 2048 piece CRCs of
- * a 128 MiB member: 9 ms of a first read's index load, down to 0.2). */
+ * multiplication, not a chain of log2(len) of them (a 128 MiB member has
+ * 2048 pieces, combined when its index is loaded and, under its lock,
+ * when it is exported). */
 struct afz_crc_shift {
 	bool set;
 	uint64_t len;
