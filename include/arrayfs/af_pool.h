@@ -19,6 +19,11 @@
  *    takes idle ones back (its own first, then other decoders', which never
  *    blocks on their locks). The threads themselves hold nothing but their
  *    stacks (8 MiB of address space each, a few pages touched).
+ *  - Background work (a member's index save, which inflates it once more)
+ *    runs on one more thread of its own, so it never holds a worker that
+ *    read-ahead needs; it waits while streams are being read (a first pass
+ *    of another member: numpy loading an .npz array after array), and
+ *    goes on when they are quiet or its member closes.
  *  - A pool of 0 threads runs nothing by itself: queued work is done by
  *    readers taking it back, or by af_pool_run_one (tests).
  *  - Locking: the pool's lock guards its queue and the list of decoders
@@ -53,7 +58,8 @@ uint64_t af_pool_default_budget(unsigned threads);
 
 /**
  * Start a pool of @p threads worker threads (0 to AF_POOL_MAX_THREADS; 0:
- * none, see above) whose decoders keep at most @p budget bytes of
+ * none, see above), and with any, the background thread, whose decoders
+ * keep at most @p budget bytes of
  * read-ahead buffers. On AF_OK the caller stops it with af_pool_close.
  * Returns AF_OK, AF_E_INVAL (too many threads), AF_E_NOMEM (also when a
  * thread cannot be started; the threads started are stopped again).
@@ -67,7 +73,7 @@ af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
  */
 void af_pool_close(af_pool *p);
 
-/** The number of worker threads. */
+/** The number of worker threads (the background thread not counted). */
 unsigned af_pool_threads(const af_pool *p);
 
 /** The read-ahead buffer budget in bytes. */
@@ -80,8 +86,9 @@ uint64_t af_pool_held(const af_pool *p);
 size_t af_pool_queued(af_pool *p);
 
 /**
- * Run the oldest queued job on the calling thread; false if none was
- * queued. For tests of a pool of 0 threads: deterministic read-ahead.
+ * Run the oldest queued job on the calling thread (read-ahead first, then
+ * background); false if none was queued. For tests of a pool of 0
+ * threads: deterministic read-ahead.
  */
 bool af_pool_run_one(af_pool *p);
 

@@ -15,7 +15,11 @@
 #     POSIX_FADV_RANDOM: the kernel reads only what is asked), median and
 #     max of BENCH_RANDOM_READS (200);
 #   - the index file's size against the member's;
-#   - the daemon's peak RSS over all of it.
+#   - the daemon's peak RSS over all of it;
+#   - an .npz of two arrays (half the size each, float32 then uint8) read
+#     array after array in a fresh mount, as numpy.load does: saving their
+#     indexes (the first array's export waits while the second is read)
+#     against -o no_index.
 # LZ4: a BENCH_LZ4_MIB (1536) MiB LZ4 .ra of float64 sine values with 2
 # decimals (short sequences, a 50 % block: the slow case for a reader
 # that must parse; bench_lz4 --write smooth): random 4 KiB reads in a
@@ -91,6 +95,8 @@ for name, a in arrays.items():
         f.write(struct.pack("<II", info.CRC, info.file_size & 0xffffffff))
     with open(os.path.join(d, name + ".member"), "w") as f:
         f.write("%d %d\n" % (info.file_size, info.CRC))
+half = {k: v[: v.size // 2] for k, v in arrays.items()}
+np.savez_compressed(os.path.join(d, "two.npz"), a=half["f32"], b=half["u8"])
 EOF
 	declare -A c_zlib c_isal c_first c_igzip c_unzip c_idx c_rand c_size c_rss
 	local rss r
@@ -134,6 +140,21 @@ EOF
 			rates unzip -p "$inf/$k.npz"
 		done | best)
 	done
+	local two_idx two_none
+	two_idx=$(for _ in $(seq "$runs"); do
+		rm -rf "$work/index-two"
+		start_fs a -o index_dir="$work/index-two"
+		cat "$inf/two.npz" >/dev/null
+		read_arrays "$work/mnt_a/inflate/two.npz" a b
+		stop_fs a
+	done | sort -n | head -1)
+	two_none=$(for _ in $(seq "$runs"); do
+		start_fs a -o no_index
+		cat "$inf/two.npz" >/dev/null
+		read_arrays "$work/mnt_a/inflate/two.npz" a b
+		stop_fs a
+	done | sort -n | head -1)
+	rm -rf "$work/index-two"
 	echo
 	echo "deflated ${inf_mib} MiB members: MiB/s of output, wall / CPU (CPU: of the"
 	echo "command, or of the arrayfs daemon), best of $runs; load now: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -151,6 +172,26 @@ EOF
 	row "  (targets 2 / 10 ms; $nrand reads)" "" ""
 	row "index file / member size (target <= 2 %)" "${c_size[u8]}" "${c_size[f32]}"
 	row "daemon peak RSS, MiB (target <= 64)" "${c_rss[u8]}" "${c_rss[f32]}"
+	row "two.npz (float32, uint8; $((inf_mib / 2)) MiB each), array after array, fresh mount (s)" "$two_idx" "$two_none (-o no_index)"
+	row "  saving indexes / -o no_index (1.00x: the export waits)" "$(ratio "$two_none" "$two_idx")" "-"
+}
+
+# read_arrays NPZ_DIR NAME...: seconds to read each NAME.npy/data whole,
+# one after the other (os.read of 1 MiB, as numpy.load's readinto)
+read_arrays() {
+	"$py" - "$@" <<'EOF'
+import os, sys, time
+d, names = sys.argv[1], sys.argv[2:]
+t = time.monotonic()
+for n in names:
+    fd = os.open(os.path.join(d, n + ".npy", "data"), os.O_RDONLY)
+    try:
+        while os.read(fd, 1 << 20):
+            pass
+    finally:
+        os.close(fd)
+print("%.3f" % (time.monotonic() - t))
+EOF
 }
 
 lz4_section() {

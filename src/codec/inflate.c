@@ -38,6 +38,7 @@ void af_inflate_default_opts(struct af_inflate_opts *o)
 	o->seek_limit = AF_INFLATE_SEEK_LIMIT;
 	o->save_span = AF_INFLATE_SAVE_SPAN;
 	o->save_late = AFZ_REFINE_AT_CLOSE;
+	o->save_quiet_ns = AFZ_SAVE_QUIET_NS;
 }
 
 bool af_inflate_engine_available(af_inflate_engine e)

@@ -489,6 +489,8 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 	uint64_t end = off + len, at = off;
 	pthread_mutex_lock(&z->lock);
 	struct afz_stream *seq = len ? note_read(z, off, end) : NULL;
+	if (seq)
+		afp_note_stream(z->pool);
 	/* a unit this thread inflates: made for it, or taken back */
 	struct afz_slot *mine = seq ? schedule(z, off, true, NULL) : NULL;
 	for (;;) {

@@ -48,6 +48,9 @@ struct af_inflate_opts {
 	uint64_t save_late;    /* closing: an export adds no points where
 				* more output than this is left (0: default
 				* AFZ_REFINE_AT_CLOSE) */
+	uint64_t save_quiet_ns; /* with a pool, an export inflates again
+				* only once no stream was read for this
+				* long (0: default AFZ_SAVE_QUIET_NS) */
 };
 
 /** Fill @p o with the public defaults (AF_INFLATE_* constants). */
@@ -281,6 +284,8 @@ struct af_inflate {
 	size_t nretired, retired_bytes;
 	bool hurry;               /* closing: an export adds few points;
 				   * atomic (inflate_refine.c) */
+	uint64_t export_waits;    /* atomic: times an export waited for
+				   * streams to be quiet (tests) */
 };
 
 void afz_mem_add(af_inflate *z, size_t n);
@@ -506,6 +511,15 @@ struct afz_saved {
  * output is left to inflate again (about 0.5 s of CPU): the daemon closes
  * an evicted member on the thread of the request that evicted it. */
 #define AFZ_REFINE_AT_CLOSE (256ull << 20)
+
+/* An export inflates again only once no stream on its pool was read for
+ * this long: a sequential reader asks every millisecond or so, and numpy
+ * loading an .npz reads the next array at once. */
+#define AFZ_SAVE_QUIET_NS (50ull * 1000 * 1000)
+
+/* How long an export waiting for quiet sleeps between looks (a close's
+ * hurry is seen within it). */
+#define AFZ_SAVE_QUIET_POLL_NS (5ull * 1000 * 1000)
 
 /**
  * The points an index file of @p z holds: the pass's, their windows made

@@ -69,7 +69,7 @@ static struct afz_input_ahead *ahead_new(af_inflate *z)
 	}
 	a->buf = buf;
 	afz_mem_add(z, z->o.inbuf + sizeof(*a));
-	afp_waitable_init(&a->w, ahead_pread);
+	afp_waitable_init(&a->w, ahead_pread, false);
 	a->src = z->src;
 	return a;
 }

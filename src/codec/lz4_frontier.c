@@ -298,6 +298,7 @@ void lz4_decode_ahead(af_lz4_index *ix, uint64_t b)
 	if (!ix->pool || ix->closing || ix->sticky != AF_OK ||
 	    b + 1 + LZ4I_DECODE_AHEAD < ix->frontier)
 		return;
+	afp_note_stream(ix->pool);
 	uint64_t to = b + 1 + LZ4I_DECODE_AHEAD;
 	if (to > ix->nblocks)
 		to = ix->nblocks;

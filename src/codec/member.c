@@ -162,7 +162,7 @@ af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
 	if (!m)
 		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "no memory for a zip member");
-	afp_waitable_init(&m->save, save_work);
+	afp_waitable_init(&m->save, save_work, true);
 	/* the archive source is only reachable through the zip, which keeps
 	 * its own copy */
 	const af_source *arch = af_zip_archive_source(z);

@@ -1,65 +1,96 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker pool of af_pool.h: a FIFO of jobs under one lock, threads
- * that run them one at a time, and the budget of read-ahead buffers that
- * decoders reserve from (an atomic count; when it is short, other
- * decoders are asked, by try-lock only, for their idle buffers).
+ * The worker pool of af_pool.h: two FIFOs of jobs under one lock (read-ahead
+ * for the worker threads, background work for one thread of its own),
+ * threads that run them one at a time, the time a stream was last read,
+ * and the budget of read-ahead buffers that decoders reserve from (an
+ * atomic count; when it is short, other decoders are asked, by try-lock
+ * only, for their idle buffers).
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "pool_i.h"
 
-struct af_pool {
-	pthread_mutex_t lock;
+struct afp_lane {
 	pthread_cond_t work;       /* a job was queued, or stop */
 	struct afp_job *head, *tail;
-	size_t queued;
+};
+
+struct af_pool {
+	pthread_mutex_t lock;
+	struct afp_lane ahead;     /* read-ahead: the worker threads' */
+	struct afp_lane back;      /* background: the background thread's */
+	size_t queued;             /* in both */
 	bool stop;
 	unsigned nthreads;
 	pthread_t *threads;
+	pthread_t back_thread;
+	bool back_started;
+	uint64_t stream_ns;        /* atomic: CLOCK_MONOTONIC of the last
+				    * stream read, 0: none yet */
 	uint64_t budget;
 	uint64_t held;             /* atomic */
 	struct afp_holder holders; /* list head, under lock */
 };
+
+static struct afp_lane *lane_of(af_pool *p, const struct afp_job *job)
+{
+	return job->background ? &p->back : &p->ahead;
+}
 
 uint64_t af_pool_default_budget(unsigned threads)
 {
 	return (8ull << 20) + (uint64_t)threads * (6ull << 20);
 }
 
-/* Unlink @p job from the queue (lock held). */
+/* Unlink @p job from its queue (lock held). */
 static void unqueue(af_pool *p, struct afp_job *job)
 {
+	struct afp_lane *l = lane_of(p, job);
 	if (job->prev)
 		job->prev->next = job->next;
 	else
-		p->head = job->next;
+		l->head = job->next;
 	if (job->next)
 		job->next->prev = job->prev;
 	else
-		p->tail = job->prev;
+		l->tail = job->prev;
 	job->prev = job->next = NULL;
 	job->queued = false;
 	p->queued--;
 }
 
-static void *worker(void *arg)
+/* Run the jobs of lane @p l until the pool stops. */
+static void serve(af_pool *p, struct afp_lane *l)
 {
-	af_pool *p = arg;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (!p->head && !p->stop)
-			pthread_cond_wait(&p->work, &p->lock);
-		if (!p->head)
+		while (!l->head && !p->stop)
+			pthread_cond_wait(&l->work, &p->lock);
+		if (!l->head)
 			break;
-		struct afp_job *job = p->head;
+		struct afp_job *job = l->head;
 		unqueue(p, job);
 		pthread_mutex_unlock(&p->lock);
 		job->run(job); /* may free job */
 		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);
+}
+
+static void *worker(void *arg)
+{
+	af_pool *p = arg;
+	serve(p, &p->ahead);
+	return NULL;
+}
+
+static void *back_worker(void *arg)
+{
+	af_pool *p = arg;
+	serve(p, &p->back);
 	return NULL;
 }
 
@@ -67,10 +98,14 @@ static void stop_threads(af_pool *p, unsigned n)
 {
 	pthread_mutex_lock(&p->lock);
 	p->stop = true;
-	pthread_cond_broadcast(&p->work);
+	pthread_cond_broadcast(&p->ahead.work);
+	pthread_cond_broadcast(&p->back.work);
 	pthread_mutex_unlock(&p->lock);
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(p->threads[i], NULL);
+	if (p->back_started)
+		pthread_join(p->back_thread, NULL);
+	p->back_started = false;
 }
 
 af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
@@ -90,7 +125,14 @@ af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
 		free(p);
 		goto nomem;
 	}
-	if (pthread_cond_init(&p->work, NULL) != 0) {
+	if (pthread_cond_init(&p->ahead.work, NULL) != 0) {
+		pthread_mutex_destroy(&p->lock);
+		free(p->threads);
+		free(p);
+		goto nomem;
+	}
+	if (pthread_cond_init(&p->back.work, NULL) != 0) {
+		pthread_cond_destroy(&p->ahead.work);
 		pthread_mutex_destroy(&p->lock);
 		free(p->threads);
 		free(p);
@@ -109,6 +151,14 @@ af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
 		}
 		p->nthreads = i + 1;
 	}
+	if (threads) {
+		if (pthread_create(&p->back_thread, NULL, back_worker, p) != 0) {
+			af_pool_close(p);
+			return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+					    "cannot start the background thread");
+		}
+		p->back_started = true;
+	}
 	*out = p;
 	return AF_OK;
 nomem:
@@ -120,9 +170,10 @@ void af_pool_close(af_pool *p)
 {
 	if (!p)
 		return;
-	if (p->nthreads)
+	if (p->nthreads || p->back_started)
 		stop_threads(p, p->nthreads);
-	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->ahead.work);
+	pthread_cond_destroy(&p->back.work);
 	pthread_mutex_destroy(&p->lock);
 	free(p->threads);
 	free(p);
@@ -154,7 +205,7 @@ size_t af_pool_queued(af_pool *p)
 bool af_pool_run_one(af_pool *p)
 {
 	pthread_mutex_lock(&p->lock);
-	struct afp_job *job = p->head;
+	struct afp_job *job = p->ahead.head ? p->ahead.head : p->back.head;
 	if (job)
 		unqueue(p, job);
 	pthread_mutex_unlock(&p->lock);
@@ -166,17 +217,37 @@ bool af_pool_run_one(af_pool *p)
 void afp_submit(af_pool *p, struct afp_job *job)
 {
 	pthread_mutex_lock(&p->lock);
+	struct afp_lane *l = lane_of(p, job);
 	job->next = NULL;
-	job->prev = p->tail;
-	if (p->tail)
-		p->tail->next = job;
+	job->prev = l->tail;
+	if (l->tail)
+		l->tail->next = job;
 	else
-		p->head = job;
-	p->tail = job;
+		l->head = job;
+	l->tail = job;
 	job->queued = true;
 	p->queued++;
-	pthread_cond_signal(&p->work);
+	pthread_cond_signal(&l->work);
 	pthread_mutex_unlock(&p->lock);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	/* never 0, which means no stream yet */
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + 1;
+}
+
+void afp_note_stream(af_pool *p)
+{
+	__atomic_store_n(&p->stream_ns, now_ns(), __ATOMIC_RELAXED);
+}
+
+bool afp_streams_quiet(const af_pool *p, uint64_t ns)
+{
+	uint64_t at = __atomic_load_n(&p->stream_ns, __ATOMIC_RELAXED);
+	return at == 0 || now_ns() - at >= ns;
 }
 
 bool afp_take(af_pool *p, struct afp_job *job)
@@ -201,10 +272,11 @@ static void waitable_run(struct afp_job *job)
 }
 
 void afp_waitable_init(struct afp_waitable *w,
-		       void (*work)(struct afp_waitable *w))
+		       void (*work)(struct afp_waitable *w), bool background)
 {
 	w->job.run = waitable_run;
 	w->job.queued = false;
+	w->job.background = background;
 	w->work = work;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->done, NULL);

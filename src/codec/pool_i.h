@@ -3,8 +3,8 @@
  * @file pool_i.h
  * Private to the codec: what decoders (inflate_ahead.c, lz4_ahead.c) do
  * with an af_pool (pool.c): queue jobs, take queued ones back, wait for a
- * job (afp_waitable), and count their read-ahead buffers against the
- * pool's budget.
+ * job (afp_waitable), say when a stream is read, and count their
+ * read-ahead buffers against the pool's budget.
  */
 #ifndef ARRAYFS_POOL_I_H
 #define ARRAYFS_POOL_I_H
@@ -22,6 +22,10 @@ struct afp_job {
 	void (*run)(struct afp_job *job);
 	struct afp_job *prev, *next;
 	bool queued;
+	/* set before submitting: work no read waits for (an index save),
+	 * for the pool's background thread, so it never holds a worker
+	 * that read-ahead needs */
+	bool background;
 };
 
 /**
@@ -59,12 +63,22 @@ struct afp_waitable {
 };
 
 void afp_waitable_init(struct afp_waitable *w,
-		       void (*work)(struct afp_waitable *w));
+		       void (*work)(struct afp_waitable *w), bool background);
 void afp_waitable_destroy(struct afp_waitable *w);
 /** Queue @p w unless it is pending; true if queued. */
 bool afp_waitable_submit(af_pool *p, struct afp_waitable *w);
 /** Return once @p w is not pending (see above). */
 void afp_waitable_settle(af_pool *p, struct afp_waitable *w);
+
+/**
+ * A stream (a sequential reader, a read longer than a span) was read just
+ * now. Background work that would take a core from it (an index export
+ * inflating a member again) waits until streams are quiet.
+ */
+void afp_note_stream(af_pool *p);
+
+/** Whether no stream was read in the last @p ns nanoseconds. */
+bool afp_streams_quiet(const af_pool *p, uint64_t ns);
 
 /** Count @p h among the decoders asked to give buffers back. */
 void afp_holder_add(af_pool *p, struct afp_holder *h);

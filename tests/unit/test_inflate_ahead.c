@@ -183,7 +183,7 @@ START_TEST(waitable_jobs_are_queued_once_and_settled)
 {
 	af_pool *p = manual_pool(1 << 20);
 	struct afp_waitable w;
-	afp_waitable_init(&w, count_work);
+	afp_waitable_init(&w, count_work, false);
 	ran = 0;
 	ck_assert(afp_waitable_submit(p, &w));
 	ck_assert(!afp_waitable_submit(p, &w)); /* pending: not again */
@@ -198,6 +198,114 @@ START_TEST(waitable_jobs_are_queued_once_and_settled)
 	ck_assert_int_eq(ran, 2);
 	ck_assert(w.by_pool);
 	afp_waitable_destroy(&w);
+	af_pool_close(p);
+}
+END_TEST
+
+/* A job that holds its thread until released. */
+struct gate {
+	struct afp_job job;   /* first */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool entered, open;
+};
+
+static void gate_run(struct afp_job *job)
+{
+	struct gate *g = (struct gate *)job;
+	pthread_mutex_lock(&g->lock);
+	g->entered = true;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->open)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_init(struct gate *g, bool background)
+{
+	*g = (struct gate){ .job = { .run = gate_run,
+				     .background = background } };
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+}
+
+static void gate_wait_entered(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	while (!g->entered)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = true;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_destroy(struct gate *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+/* Background work runs on a thread of its own: it neither waits behind
+ * read-ahead nor holds a worker that read-ahead needs. */
+START_TEST(background_jobs_have_a_thread_of_their_own)
+{
+	af_error err;
+	af_pool *p;
+	ck_assert_int_eq(af_pool_open(&p, 1, 1 << 20, &err), AF_OK);
+	struct gate fg, bg;
+	gate_init(&fg, false);
+	gate_init(&bg, true);
+	afp_submit(p, &fg.job);
+	gate_wait_entered(&fg);          /* the only worker is held */
+	afp_submit(p, &bg.job);
+	gate_wait_entered(&bg);          /* and yet it runs */
+	struct gate fg2;
+	gate_init(&fg2, false);
+	gate_open(&fg);
+	afp_submit(p, &fg2.job);         /* the worker is free again, */
+	gate_wait_entered(&fg2);         /* though bg still runs */
+	gate_open(&fg2);
+	gate_open(&bg);
+	af_pool_close(p);
+	gate_destroy(&fg);
+	gate_destroy(&fg2);
+	gate_destroy(&bg);
+
+	/* a pool of 0 threads: read-ahead first, then background; a queued
+	 * background job can be taken back */
+	p = manual_pool(1 << 20);
+	struct afp_job b[2] = { { .run = count_run, .background = true },
+				{ .run = count_run, .background = true } };
+	struct afp_job f = { .run = count_run };
+	ran = 0;
+	afp_submit(p, &b[0]);
+	afp_submit(p, &b[1]);
+	afp_submit(p, &f);
+	ck_assert_uint_eq(af_pool_queued(p), 3);
+	ck_assert(afp_take(p, &b[1]));
+	ck_assert(af_pool_run_one(p));
+	ck_assert(!f.queued && b[0].queued);
+	ck_assert(af_pool_run_one(p));
+	ck_assert(!af_pool_run_one(p));
+	ck_assert_int_eq(ran, 2);
+	af_pool_close(p);
+}
+END_TEST
+
+/* Streams are quiet until one is read, then for as long as asked. */
+START_TEST(streams_are_quiet_until_one_is_read)
+{
+	af_pool *p = manual_pool(1 << 20);
+	ck_assert(afp_streams_quiet(p, UINT64_MAX));
+	afp_note_stream(p);
+	ck_assert(!afp_streams_quiet(p, 3600ull * 1000000000u));
+	ck_assert(afp_streams_quiet(p, 0));
 	af_pool_close(p);
 }
 END_TEST
@@ -596,6 +704,8 @@ int main(void)
 	tcase_add_test(tc, the_pass_from_0_stays_on_the_thread_that_runs_it);
 	tcase_add_test(tc, the_pass_from_0_has_its_input_read_ahead);
 	tcase_add_test(tc, waitable_jobs_are_queued_once_and_settled);
+	tcase_add_test(tc, background_jobs_have_a_thread_of_their_own);
+	tcase_add_test(tc, streams_are_quiet_until_one_is_read);
 	tcase_add_test(tc, threads_and_readers_share_a_stream);
 	suite_add_tcase(s, tc);
 	return aft_run(s);

@@ -750,6 +750,94 @@ static unsigned char *pass_and_export(af_inflate *z, struct member *m,
 	return idx;
 }
 
+struct export_run {
+	af_inflate *z;
+	struct member *m;
+	unsigned char *idx;
+	size_t len;
+	af_status st;
+	bool done;   /* atomic */
+};
+
+static void *export_on_thread(void *arg)
+{
+	struct export_run *x = arg;
+	af_error err;
+	x->st = af_inflate_index_export(x->z, &x->m->key, &x->idx, &x->len,
+					&err);
+	__atomic_store_n(&x->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A stream on a pool of 0 threads, read through once by a sequential
+ * reader; its export inflates again only after streams were quiet for
+ * @p quiet_ns. */
+static af_inflate *pass_on_pool(struct member *m, af_pool *pool,
+				uint64_t quiet_ns)
+{
+	struct af_inflate_opts o;
+	af_inflate_default_opts(&o);
+	o.span = 1u << 20;
+	o.save_span = 128 * KIB;
+	o.index_div = 0;
+	o.block = 16 * KIB;
+	o.piece = PIECE;
+	o.save_quiet_ns = quiet_ns;
+	af_inflate *z = NULL;
+	af_error err;
+	ck_assert_int_eq(af_inflate_open_opts(&z, &m->src, m->plen, m->crc, &o,
+					      &err), AF_OK);
+	ck_assert_int_eq(af_inflate_set_pool(z, pool, &err), AF_OK);
+	reads_right(z, m, 0, 100 * KIB, 100 * KIB);
+	ck_assert(af_inflate_index_ready(z));
+	return z;
+}
+
+/* The export is background work: it does not inflate again while a
+ * stream on its pool is read (here: the pass's own reader, an hour ago as
+ * far as quiet goes), and a close's hurry lets it go on at once. */
+START_TEST(export_waits_while_streams_are_read_until_its_member_closes)
+{
+	struct member m;
+	make_noise_member(&m, 4u << 20, 53);
+	af_pool *pool;
+	af_error err;
+	ck_assert_int_eq(af_pool_open(&pool, 0, 64u << 20, &err), AF_OK);
+	af_inflate *z = pass_on_pool(&m, pool, 3600ull * 1000000000u);
+	size_t own = af_inflate_points(z);
+	struct export_run x = { .z = z, .m = &m };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, export_on_thread, &x), 0);
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	while (__atomic_load_n(&z->export_waits, __ATOMIC_RELAXED) == 0 &&
+	       !__atomic_load_n(&x.done, __ATOMIC_ACQUIRE))
+		nanosleep(&ms, NULL);
+	/* waiting, and streams stay loud for an hour: not done */
+	ck_assert(!__atomic_load_n(&x.done, __ATOMIC_ACQUIRE));
+	af_inflate_index_hurry(z);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(x.st, AF_OK);
+	/* 4 MiB is well within what a closing member still refines */
+	ck_assert_uint_ge((size_t)af_le64(x.idx + 112), 6 * own);
+	af_inflate_close(z);
+	free(x.idx);
+
+	/* quiet streams: the export never waits */
+	z = pass_on_pool(&m, pool, 1);
+	unsigned char *idx;
+	size_t len;
+	ck_assert_int_eq(af_inflate_index_export(z, &m.key, &idx, &len, &err),
+			 AF_OK);
+	ck_assert_uint_eq(z->export_waits, 0);
+	af_inflate_close(z);
+	free(idx);
+	while (af_pool_run_one(pool))
+		;
+	af_pool_close(pool);
+	free_member(&m);
+}
+END_TEST
+
 START_TEST(saved_index_adds_points_between_the_pass_s)
 {
 	struct member m;
@@ -951,6 +1039,7 @@ int main(void)
 	tcase_add_test(tc, added_points_keep_the_budget_spread_over_the_member);
 	tcase_add_test(tc, closing_member_saves_the_pass_s_points_only);
 	tcase_add_test(tc, stream_reads_from_its_saved_points_once_exported);
+	tcase_add_test(tc, export_waits_while_streams_are_read_until_its_member_closes);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
