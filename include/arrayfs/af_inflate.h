@@ -296,7 +296,9 @@ bool af_inflate_index_ready(af_inflate *z);
  * readers go on meanwhile). With a pool, that waits while streams on it
  * are read (any member's sequential reader: a first pass of another array
  * of the same .npz ran 10-70 % slower beside it), and goes on once none
- * was read for 50 ms or @p z is closing (af_inflate_index_hurry).
+ * was read for 50 ms, 10 s after the pass at the latest (a reader that
+ * streams member after member would otherwise leave every export to its
+ * member's close), or when @p z is closing (af_inflate_index_hurry).
  * Returns AF_OK, AF_E_NOMEM, or AF_E_INVAL when not af_inflate_index_ready.
  */
 af_status af_inflate_index_export(af_inflate *z, const af_index_key *key,

@@ -39,6 +39,7 @@ void af_inflate_default_opts(struct af_inflate_opts *o)
 	o->save_span = AF_INFLATE_SAVE_SPAN;
 	o->save_late = AFZ_REFINE_AT_CLOSE;
 	o->save_quiet_ns = AFZ_SAVE_QUIET_NS;
+	o->save_quiet_max_ns = AFZ_SAVE_QUIET_MAX_NS;
 }
 
 bool af_inflate_engine_available(af_inflate_engine e)
@@ -294,8 +295,11 @@ static void release(af_inflate *z, struct afz_cursor *c, af_status st,
 	if (st == AF_OK) {
 		c->live = true;
 		c->pos = c->out;
-		if (c->crc_checked)
+		if (c->crc_checked && !z->crc_ok) {
 			z->crc_ok = true;
+			__atomic_store_n(&z->checked_ns, afp_now_ns(),
+					 __ATOMIC_RELAXED);
+		}
 	} else {
 		c->live = false;
 		if (c->fatal && z->sticky == AF_OK) {

@@ -51,6 +51,9 @@ struct af_inflate_opts {
 	uint64_t save_quiet_ns; /* with a pool, an export inflates again
 				* only once no stream was read for this
 				* long (0: default AFZ_SAVE_QUIET_NS) */
+	uint64_t save_quiet_max_ns; /* ... but waits so no later than this
+				* after the pass was checked (0: default
+				* AFZ_SAVE_QUIET_MAX_NS) */
 };
 
 /** Fill @p o with the public defaults (AF_INFLATE_* constants). */
@@ -286,6 +289,8 @@ struct af_inflate {
 				   * atomic (inflate_refine.c) */
 	uint64_t export_waits;    /* atomic: times an export waited for
 				   * streams to be quiet (tests) */
+	uint64_t checked_ns;      /* atomic: when a pass from 0 first checked
+				   * the CRC-32 (afp_now_ns), 0: not yet */
 };
 
 void afz_mem_add(af_inflate *z, size_t n);
@@ -516,6 +521,13 @@ struct afz_saved {
  * this long: a sequential reader asks every millisecond or so, and numpy
  * loading an .npz reads the next array at once. */
 #define AFZ_SAVE_QUIET_NS (50ull * 1000 * 1000)
+
+/* An export waits for quiet no later than this after its pass was
+ * checked: a reader streaming member after member for longer (an epoch
+ * of training data) would otherwise leave every export to be done at
+ * close, on the thread of the request that evicts the member, or at
+ * unmount. */
+#define AFZ_SAVE_QUIET_MAX_NS (10ull * 1000 * 1000 * 1000)
 
 /* How long an export waiting for quiet sleeps between looks (a close's
  * hurry is seen within it). */

@@ -231,23 +231,22 @@ void afp_submit(af_pool *p, struct afp_job *job)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static uint64_t now_ns(void)
+uint64_t afp_now_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	/* never 0, which means no stream yet */
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + 1;
 }
 
 void afp_note_stream(af_pool *p)
 {
-	__atomic_store_n(&p->stream_ns, now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&p->stream_ns, afp_now_ns(), __ATOMIC_RELAXED);
 }
 
 bool afp_streams_quiet(const af_pool *p, uint64_t ns)
 {
 	uint64_t at = __atomic_load_n(&p->stream_ns, __ATOMIC_RELAXED);
-	return at == 0 || now_ns() - at >= ns;
+	return at == 0 || afp_now_ns() - at >= ns;
 }
 
 bool afp_take(af_pool *p, struct afp_job *job)

@@ -80,6 +80,9 @@ void afp_note_stream(af_pool *p);
 /** Whether no stream was read in the last @p ns nanoseconds. */
 bool afp_streams_quiet(const af_pool *p, uint64_t ns);
 
+/** CLOCK_MONOTONIC in nanoseconds, never 0 (0 stands for "never"). */
+uint64_t afp_now_ns(void);
+
 /** Count @p h among the decoders asked to give buffers back. */
 void afp_holder_add(af_pool *p, struct afp_holder *h);
 /** Stop counting @p h (before its owner is freed). */
