@@ -479,6 +479,30 @@ static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
 	return fresh;
 }
 
+/*
+ * The cached parse of version @p st of @p path, or a new one: parsed from
+ * *fd (of that version), or from a file opened here when *fd < 0 (*fd and
+ * *st are then of the version opened). The caller closes *fd.
+ */
+static int get_version(struct afd_ctx *c, const char *path, struct stat *st,
+		       int *fd, struct afd_src **out)
+{
+	struct afd_ident id;
+	afd_ident_of(&id, st);
+	struct afd_src *sf = cache_find(&c->srcs, path, &id);
+	if (!sf) {
+		int rc;
+		if (*fd < 0 && (rc = open_to_parse(c, path, fd, st)) < 0)
+			return rc;
+		sf = parse(c, path, *fd, st);
+		if (!sf)
+			return -ENOMEM;
+		sf = publish(c, sf);
+	}
+	*out = sf;
+	return 0;
+}
+
 int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 		int *fd_out, struct afd_src **out)
 {
@@ -490,25 +514,27 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 	int rc = stat_source(c, path, known, fd_out ? &fd : NULL, &st);
 	if (rc < 0)
 		return rc;
-	struct afd_ident id;
-	afd_ident_of(&id, &st);
-	struct afd_src *sf = cache_find(&c->srcs, path, &id);
-	if (!sf) {
-		if (fd < 0 && (rc = open_to_parse(c, path, &fd, &st)) < 0)
-			return rc;
-		sf = parse(c, path, fd, &st);
-		if (!sf) {
-			close(fd);
-			return -ENOMEM;
-		}
-		sf = publish(c, sf);
-	}
-	if (fd_out)
+	rc = get_version(c, path, &st, &fd, out);
+	if (rc == 0 && fd_out)
 		*fd_out = fd;
 	else if (fd >= 0)
 		close(fd);
-	*out = sf;
-	return 0;
+	return rc;
+}
+
+int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
+			struct afd_src **out)
+{
+	*out = NULL;
+	if (!afd_is_array_name(base_name(path)))
+		return -EINVAL;
+	int fd = -1;
+	int rc = stat_source(c, path, NULL, &fd, st);
+	if (rc < 0)
+		return rc;
+	rc = get_version(c, path, st, &fd, out);
+	close(fd);
+	return rc;
 }
 
 void afd_src_drop(struct afd_ctx *c, const char *path)

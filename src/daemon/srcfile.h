@@ -157,6 +157,19 @@ bool afd_is_npy_name(const char *name);
  */
 int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 		int *fd_out, struct afd_src **out);
+
+/**
+ * afd_src_get of a path not stat'ed yet, for a caller that would lstat it
+ * first only to see a regular file: it is opened at once (O_NONBLOCK, no
+ * symlink, not our mount), fstat'ed into *@p st, and parsed from that fd
+ * if its version is not cached: one open, not an O_PATH lookup and then
+ * an open (a listing of 60,000 arrays parses each). Returns 0, -EINVAL
+ * when it is not a regular file with an array name (a symlink, a folder,
+ * a fifo: the caller then looks with lstat), or -errno (-ENOENT also for
+ * our own mount).
+ */
+int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
+			struct afd_src **out);
 void afd_src_put(struct afd_src *sf);
 /** Forget the cached version of @p path (the file changed). */
 void afd_src_drop(struct afd_ctx *c, const char *path);

@@ -318,6 +318,25 @@ uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r)
 	}
 }
 
+/* Child @p child of a folder is source file r->sf (an NK_FILE so far):
+ * an array, an archive folder, or a file shown as it is. */
+static int array_file(struct afd_id *child, struct afd_res *r)
+{
+	child->kind = NK_FILE;
+	r->st = r->sf->st;
+	if (r->sf->kind == SK_ARRAY) {
+		child->kind = NK_ARRAY;
+		r->ai = &r->sf->arr;
+	} else if (r->sf->kind == SK_NPZ) {
+		child->kind = NK_NPZDIR;
+		child->member = strdup("");
+		r->zdir = 0;
+		if (!child->member)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 		      const char *name, struct afd_id *child,
 		      struct afd_res *r)
@@ -325,6 +344,12 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	child->path = afd_path_join(parent->path, name);
 	if (!child->path)
 		return -ENOMEM;
+	/* an array name is most often an array file: opened at once, no
+	 * lookup of its own first; anything else (a folder, a symlink, our
+	 * mount, an error) is looked at as below */
+	if (afd_is_array_name(name) &&
+	    afd_src_get_opening(c, child->path, &r->st, &r->sf) == 0)
+		return array_file(child, r);
 	int rc = stat_path(c, child->path, &r->st);
 	if (rc == -ENOENT && strcmp(name, AFD_STACK_NAME) == 0) {
 		/* no source entry of that name: the folder's stack */
@@ -349,18 +374,7 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 		return rc == -EINVAL ? 0 : -ENOENT;
 	if (rc < 0)
 		return rc;
-	r->st = r->sf->st;
-	if (r->sf->kind == SK_ARRAY) {
-		child->kind = NK_ARRAY;
-		r->ai = &r->sf->arr;
-	} else if (r->sf->kind == SK_NPZ) {
-		child->kind = NK_NPZDIR;
-		child->member = strdup("");
-		r->zdir = 0;
-		if (!child->member)
-			return -ENOMEM;
-	}
-	return 0;
+	return array_file(child, r);
 }
 
 /* Path and member of a file in array folder (or B.zarr/) @p parent. */

@@ -281,6 +281,53 @@ START_TEST(only_regular_files_with_array_names_are_parsed)
 }
 END_TEST
 
+static int opening_rc(const char *path, struct stat *st)
+{
+	struct afd_src *sf = NULL;
+	int rc = afd_src_get_opening(&c, path, st, &sf);
+	afd_src_put(sf);
+	return rc;
+}
+
+/* afd_src_get_opening (a lookup that opens at once) gives what an lstat
+ * then afd_src_get gives: the same cached version, and -EINVAL for what
+ * is no regular file, a fifo included, never waiting on it. */
+START_TEST(opening_at_once_finds_the_same_versions)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	ck_assert_int_eq(mkdir(aftd_path(dir, "d.npy"), 0755), 0);
+	ck_assert_int_eq(symlink("a.npy", aftd_path(dir, "l.npy")), 0);
+	ck_assert_int_eq(mkfifo(aftd_path(dir, "f.npy"), 0644), 0);
+	aftd_write(dir, "a.txt", "text", 4);
+	struct stat st, want = aftd_lstat(dir, "a.npy");
+	struct afd_src *s1 = NULL;
+	ck_assert_int_eq(afd_src_get_opening(&c, "a.npy", &st, &s1), 0);
+	ck_assert_int_eq(s1->kind, SK_ARRAY);
+	ck_assert_uint_eq(st.st_ino, want.st_ino);
+	ck_assert_int_eq(st.st_size, want.st_size);
+	struct afd_src *s2 = get("a.npy");
+	ck_assert_ptr_eq(s2, s1);          /* one cached version */
+	struct afd_src *s3 = NULL;
+	ck_assert_int_eq(afd_src_get_opening(&c, "a.npy", &st, &s3), 0);
+	ck_assert_ptr_eq(s3, s1);
+	afd_src_put(s1);
+	afd_src_put(s2);
+	afd_src_put(s3);
+	ck_assert_int_eq(opening_rc("d.npy", &st), -EINVAL);
+	ck_assert_int_eq(opening_rc("l.npy", &st), -EINVAL);
+	ck_assert_int_eq(opening_rc("f.npy", &st), -EINVAL);
+	ck_assert_int_eq(opening_rc("a.txt", &st), -EINVAL);
+	ck_assert_int_eq(opening_rc("missing.npy", &st), -ENOENT);
+	ck_assert_uint_eq(c.srcs.count, 1);
+	/* a rewrite is a new version, parsed again */
+	aftd_write_npy(dir, "a.npy", 20, 0);
+	struct afd_src *s4 = NULL;
+	ck_assert_int_eq(afd_src_get_opening(&c, "a.npy", &st, &s4), 0);
+	ck_assert_uint_eq(s4->arr.a.data_size, 20);
+	afd_src_put(s4);
+}
+END_TEST
+
 START_TEST(the_least_recently_used_go_beyond_the_limit)
 {
 	c.opts.limits.src_max = 3;
@@ -363,6 +410,7 @@ static Suite *srcfile_suite(void)
 	tcase_add_test(tc, a_header_is_parsed_from_its_prefix_alone);
 	tcase_add_test(tc, b_zarr_is_decided_when_first_asked);
 	tcase_add_test(tc, only_regular_files_with_array_names_are_parsed);
+	tcase_add_test(tc, opening_at_once_finds_the_same_versions);
 	tcase_add_test(tc, the_least_recently_used_go_beyond_the_limit);
 	tcase_add_test(tc, archives_have_their_own_limit);
 	suite_add_tcase(s, tc);
