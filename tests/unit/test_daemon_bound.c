@@ -36,7 +36,7 @@ static void read_node(struct afd_node *n)
 
 static struct afd_node *plain(int i)
 {
-	char name[16];
+	char name[24]; /* "f" + any int + ".txt" */
 	snprintf(name, sizeof(name), "f%02d.txt", i);
 	aftd_write(dir, name, name, strlen(name));
 	struct afd_node *n = aftd_must(&c, c.nodes.root, name);
