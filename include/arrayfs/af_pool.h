@@ -68,6 +68,14 @@ af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
 		       af_error *err);
 
 /**
+ * A pool with no workers and a read-ahead budget of 0, but its background
+ * thread: for saving indexes (af_member_opts.saver) where no read-ahead is
+ * wanted (one core), so that the read ending a first pass does not wait
+ * for the export, about one more pass of CPU. Returns AF_OK or AF_E_NOMEM.
+ */
+af_status af_pool_open_background(af_pool **out, af_error *err);
+
+/**
  * Stop the threads (each ends after its job at hand) and free the pool.
  * Every decoder given @p p must be closed first. NULL is fine.
  */

@@ -135,14 +135,20 @@ typedef struct af_member_opts {
 	/* threads to inflate ahead on (af_inflate_set_pool), which must
 	 * outlive the member; NULL: none */
 	af_pool *pool;
+	/* with no pool: a pool (af_pool_open_background) whose background
+	 * thread saves the index, which must outlive the member; NULL too:
+	 * the read that ends a first pass saves it, and waits for the
+	 * export (about one more pass of CPU) */
+	af_pool *saver;
 } af_member_opts;
 
 /**
  * af_member_open, and for a deflated member with @p o->index_dir: load its
  * saved index if one is there and valid (a refused one is reported through
  * o->note and ignored), and save it once a read completes a checked pass
- * (on a thread of @p o->pool if there is one; af_member_close waits for
- * it); with @p o->pool, inflate ahead of sequential readers on it.
+ * (on the background thread of @p o->pool, or else of @p o->saver, if
+ * there is one; af_member_close waits for it); with @p o->pool, inflate
+ * ahead of sequential readers on it.
  * @p o (and the folder name) must outlive the member.
  */
 af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,

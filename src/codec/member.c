@@ -37,20 +37,28 @@ static void save_work(struct afp_waitable *w)
 	save_now((af_member *)w);
 }
 
+/* The pool whose background thread saves @p m's index, or NULL. */
+static af_pool *save_pool(const af_member *m)
+{
+	return m->o->pool ? m->o->pool : m->o->saver;
+}
+
 /*
  * After a read: save the index once a checked pass has recorded it. With
- * a pool, a pool thread writes the file: the read that ends the pass
- * does not wait for it (~4 % of a first pass's time).
+ * a pool (or a saver), its background thread writes the file: the read
+ * that ends the pass does not wait for the export (about one more pass
+ * of CPU: 0.6 s after a 0.4 s pass of 128 MiB of float32).
  */
+
 static void maybe_save(af_member *m)
 {
 	if (!m->o || !m->o->index_dir || !af_inflate_index_ready(m->inf))
 		return;
-	if (!m->o->pool) {
+	if (!save_pool(m)) {
 		save_now(m);
 		return;
 	}
-	(void)afp_waitable_submit(m->o->pool, &m->save);
+	(void)afp_waitable_submit(save_pool(m), &m->save);
 }
 
 static const char *method_name(uint16_t method)
@@ -248,8 +256,8 @@ void af_member_close(af_member *m)
 	 * cuts short inflating again for finer points) */
 	if (m->inf)
 		af_inflate_index_hurry(m->inf);
-	if (m->o && m->o->pool)
-		afp_waitable_settle(m->o->pool, &m->save);
+	if (m->o && save_pool(m))
+		afp_waitable_settle(save_pool(m), &m->save);
 	if (m->inf)
 		af_inflate_close(m->inf);
 	afp_waitable_destroy(&m->save);

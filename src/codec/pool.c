@@ -108,8 +108,9 @@ static void stop_threads(af_pool *p, unsigned n)
 	p->back_started = false;
 }
 
-af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
-		       af_error *err)
+/* A pool of @p threads workers, and with @p back the background thread. */
+static af_status open_pool(af_pool **out, unsigned threads, uint64_t budget,
+			   bool back, af_error *err)
 {
 	*out = NULL;
 	if (threads > AF_POOL_MAX_THREADS)
@@ -151,7 +152,7 @@ af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
 		}
 		p->nthreads = i + 1;
 	}
-	if (threads) {
+	if (back) {
 		if (pthread_create(&p->back_thread, NULL, back_worker, p) != 0) {
 			af_pool_close(p);
 			return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
@@ -164,6 +165,17 @@ af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
 nomem:
 	return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 			    "no memory for a thread pool");
+}
+
+af_status af_pool_open(af_pool **out, unsigned threads, uint64_t budget,
+		       af_error *err)
+{
+	return open_pool(out, threads, budget, threads > 0, err);
+}
+
+af_status af_pool_open_background(af_pool **out, af_error *err)
+{
+	return open_pool(out, 0, 0, true, err);
 }
 
 void af_pool_close(af_pool *p)

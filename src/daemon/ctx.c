@@ -167,8 +167,9 @@ void afd_ctx_destroy(struct afd_ctx *c)
 		afd_nodes_destroy(&c->nodes);
 	if (c->srcs.tab)
 		afd_srcs_destroy(&c->srcs);
-	/* after every source: their members used it */
+	/* after every source: their members used them */
 	af_pool_close(c->pool);
+	af_pool_close(c->index_saver);
 	if (c->notify.wds)
 		afd_notify_destroy(&c->notify);
 	if (c->log.seen)
@@ -187,9 +188,18 @@ void afd_ctx_destroy(struct afd_ctx *c)
 int afd_ctx_start_pool(struct afd_ctx *c)
 {
 	unsigned n = c->opts.inflate_threads;
-	if (n < 2)
-		return 0;
 	af_error err;
+	if (n < 2) {
+		/* no read-ahead, but indexes are still saved off the
+		 * readers' threads */
+		if (af_pool_open_background(&c->index_saver, &err) != AF_OK) {
+			afd_log(&c->log, AFD_LOG_WARN, "no thread to save "
+				"indexes on (the read ending a first pass "
+				"saves them): %s", err.msg);
+			return -1;
+		}
+		return 0;
+	}
 	if (af_pool_open(&c->pool, n, af_pool_default_budget(n), &err) !=
 	    AF_OK) {
 		afd_log(&c->log, AFD_LOG_WARN, "no read-ahead threads: %s",

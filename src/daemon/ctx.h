@@ -98,6 +98,9 @@ struct afd_ctx {
 	/* threads that inflate ahead (af_pool.h), started once the daemon
 	 * runs (afd_ctx_start_pool); NULL: none. Closed after every source. */
 	af_pool *pool;
+	/* with no pool: one whose background thread alone saves indexes
+	 * (af_pool_open_background). Closed after every source. */
+	af_pool *index_saver;
 };
 
 /**
@@ -111,9 +114,10 @@ void afd_ctx_destroy(struct afd_ctx *c);
 
 /**
  * Start the read-ahead pool of opts.inflate_threads threads (none for 0
- * or 1). Called after fuse_daemonize, whose fork would lose threads
- * started before. Returns 0, or -1 with a message printed (the daemon
- * then runs without read-ahead).
+ * or 1: then index_saver, a thread that saves indexes). Called after
+ * fuse_daemonize, whose fork would lose threads started before. Returns
+ * 0, or -1 with a message printed (the daemon then runs without
+ * read-ahead, or saves indexes on the reading threads).
  */
 int afd_ctx_start_pool(struct afd_ctx *c);
 

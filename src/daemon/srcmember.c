@@ -119,6 +119,7 @@ static const af_member_opts *member_index_opts(struct afd_ctx *c,
 	o->note = member_index_note;
 	o->note_arg = mi;
 	o->pool = c->pool;
+	o->saver = c->index_saver;
 	mi->ctx = c;
 	mi->src = sf;
 	mi->idx = i;

@@ -90,19 +90,19 @@ class SpansCase(unittest.TestCase):
         buf, self.want = npz_bytes(21)
         self.src.write({"a.npz": buf})
 
-    def mount(self, *extra):
+    def mount(self, *extra, threads=2):
         m = mountlib.Mount(self.src.path, None,
                            ["-d", "-o", "index_dir=" + self.cache.path +
-                            ",inflate_threads=2"] + list(extra))
+                            ",inflate_threads=%d" % threads] + list(extra))
         self.addCleanup(m.cleanup)
         return m.start()
 
     def data(self, m):
         return m.path("a.npz", "x.npy", "data")
 
-    def read_sequentially(self):
+    def read_sequentially(self, threads=2):
         """One fresh mount reading data from 0 to the end, 1 MiB a read."""
-        with self.mount() as m:
+        with self.mount(threads=threads) as m:
             got = bytearray()
             with open(self.data(m), "rb") as f:
                 while True:
@@ -131,6 +131,21 @@ class SpansCase(unittest.TestCase):
         # through the cursors (a span or two again); without read-ahead
         # a reader of a saved index inflates every span about twice
         self.assertLess(inflated, SIZE * 1.3)
+
+    def test_without_read_ahead_the_index_is_saved_all_the_same(self):
+        # inflate_threads 0 and 1: no pool, but a thread that saves the
+        # index, so the read ending the pass does not wait for the export
+        for threads in (1, 0):
+            for f in os.listdir(self.cache.path):
+                os.unlink(os.path.join(self.cache.path, f))
+            inflated, used, units, by_threads = self.read_sequentially(threads)
+            self.assertFalse(used)
+            self.assertEqual((units, by_threads), (0, 0))
+            self.assertLess(inflated, SIZE * 1.2)
+            self.assertEqual(len([f for f in os.listdir(self.cache.path)
+                                  if f.endswith(".afi")]), 1)
+            inflated, used, units, by_threads = self.read_sequentially(threads)
+            self.assertTrue(used)
 
     def interleaved(self):
         """A sequential reader and two random ones at once, each with its

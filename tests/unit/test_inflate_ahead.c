@@ -13,6 +13,7 @@
 #include "arrayfs/arrayfs.h"
 #include "../../src/codec/inflate_i.h"
 #include "../../src/codec/pool_i.h"
+#include "pool_gate.h"
 
 #define KIB (1u << 10)
 #define SPAN (128u * KIB)
@@ -201,55 +202,6 @@ START_TEST(waitable_jobs_are_queued_once_and_settled)
 	af_pool_close(p);
 }
 END_TEST
-
-/* A job that holds its thread until released. */
-struct gate {
-	struct afp_job job;   /* first */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool entered, open;
-};
-
-static void gate_run(struct afp_job *job)
-{
-	struct gate *g = (struct gate *)job;
-	pthread_mutex_lock(&g->lock);
-	g->entered = true;
-	pthread_cond_broadcast(&g->cond);
-	while (!g->open)
-		pthread_cond_wait(&g->cond, &g->lock);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_init(struct gate *g, bool background)
-{
-	*g = (struct gate){ .job = { .run = gate_run,
-				     .background = background } };
-	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->cond, NULL);
-}
-
-static void gate_wait_entered(struct gate *g)
-{
-	pthread_mutex_lock(&g->lock);
-	while (!g->entered)
-		pthread_cond_wait(&g->cond, &g->lock);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_open(struct gate *g)
-{
-	pthread_mutex_lock(&g->lock);
-	g->open = true;
-	pthread_cond_broadcast(&g->cond);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_destroy(struct gate *g)
-{
-	pthread_cond_destroy(&g->cond);
-	pthread_mutex_destroy(&g->lock);
-}
 
 /* Background work runs on a thread of its own: it neither waits behind
  * read-ahead nor holds a worker that read-ahead needs. */

@@ -16,6 +16,7 @@
 #include "arrayfs/arrayfs.h"
 #include "../../src/codec/bytes_i.h"
 #include "../../src/codec/inflate_i.h"
+#include "pool_gate.h"
 
 #define KIB (1u << 10)
 #define SPAN (128u * KIB)
@@ -588,7 +589,7 @@ static void read_member_whole(const unsigned char *zip, size_t zlen,
 	if (!close_now) {
 		/* the read that ended the pass queued the save: not done */
 		ck_assert_uint_eq(count_files(o->index_dir), 0);
-		while (af_pool_run_one(o->pool))
+		while (af_pool_run_one(o->pool ? o->pool : o->saver))
 			;
 		ck_assert_uint_eq(count_files(o->index_dir), 1);
 	}
@@ -599,13 +600,19 @@ static void read_member_whole(const unsigned char *zip, size_t zlen,
 
 /* With a pool, the index is saved by a pool thread, not by the read that
  * ends the pass; closing the member does a save still queued. */
+/* A 4 MiB member from @p seed, and a zip of it alone (malloc'ed). */
+static unsigned char *zip_of_member(struct member *a, uint64_t seed,
+				    size_t *zlen)
+{
+	make_member(a, 4u << 20, 6, seed);
+	return aft_zip_deflated("x.npy", a->plain, a->plen, 6, zlen);
+}
+
 START_TEST(member_saves_its_index_on_the_pool)
 {
 	struct member a;
-	make_member(&a, 4u << 20, 6, 31);
 	size_t zlen;
-	unsigned char *zip = aft_zip_deflated("x.npy", a.plain, a.plen, 6,
-					      &zlen);
+	unsigned char *zip = zip_of_member(&a, 31, &zlen);
 	af_pool *pool;
 	af_error err;
 	ck_assert_int_eq(af_pool_open(&pool, 0, 64u << 20, &err), AF_OK);
@@ -624,6 +631,42 @@ START_TEST(member_saves_its_index_on_the_pool)
 	ck_assert_uint_eq(af_pool_queued(pool), 0);
 	af_pool_close(pool);
 	remove_dir(dir);
+	free(zip);
+	free_member(&a);
+}
+END_TEST
+
+/* With no pool, a saver's background thread saves the index: the read
+ * that ends the pass only queues it (held here behind a job that keeps
+ * the thread busy), and closing the member does a save still queued. */
+START_TEST(member_saves_its_index_on_a_saver_without_a_pool)
+{
+	struct member a;
+	size_t zlen;
+	unsigned char *zip = zip_of_member(&a, 37, &zlen);
+	af_pool *saver;
+	af_error err;
+	ck_assert_int_eq(af_pool_open_background(&saver, &err), AF_OK);
+	ck_assert_uint_eq(af_pool_threads(saver), 0);
+	struct gate busy;
+	gate_init(&busy, true);
+	afp_submit(saver, &busy.job);
+	gate_wait_entered(&busy);
+	af_member_opts o;
+	memset(&o, 0, sizeof(o));
+	o.index_budget = 1u << 30;
+	o.archive = a.key;
+	o.saver = saver;
+	for (int close_now = 0; close_now < 2; close_now++) {
+		char *dir = temp_dir();
+		o.index_dir = dir;
+		read_member_whole(zip, zlen, &a, &o, close_now);
+		ck_assert_uint_eq(af_pool_queued(saver), 0);
+		remove_dir(dir);
+	}
+	gate_open(&busy);
+	af_pool_close(saver);
+	gate_destroy(&busy);
 	free(zip);
 	free_member(&a);
 }
@@ -1045,6 +1088,7 @@ int main(void)
 	tcase_add_test(tc, member_altered_after_saving_fails_its_span);
 	tcase_add_test(tc, folder_saves_loads_and_keeps_its_budget);
 	tcase_add_test(tc, member_saves_its_index_on_the_pool);
+	tcase_add_test(tc, member_saves_its_index_on_a_saver_without_a_pool);
 	tcase_add_test(tc, saved_windows_keep_only_the_bytes_reached);
 	tcase_add_test(tc, window_that_does_not_inflate_fails_reads_from_its_point_only);
 	tcase_add_test(tc, saved_index_adds_points_between_the_pass_s);
