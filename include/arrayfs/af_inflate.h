@@ -167,6 +167,15 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
  */
 af_status af_inflate_set_pool(af_inflate *z, af_pool *pool, af_error *err);
 
+/**
+ * With no pool: @p saver (af_pool_open_background), which must outlive
+ * @p z, saves indexes on its background thread; before z's first read.
+ * z's reads of 32 KiB or more (the kernel's read-ahead reads) are then
+ * noted on it as streams, so exports there wait while they go on, as
+ * on a pool.
+ */
+void af_inflate_set_saver(af_inflate *z, af_pool *saver);
+
 /** Longest unit inflated ahead (4 MiB). */
 #define AF_INFLATE_UNIT_MAX (4u << 20)
 

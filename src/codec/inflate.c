@@ -370,11 +370,18 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
 		len = 0;
 	else if (len > z->size - off)
 		len = (size_t)(z->size - off);
+	if (!z->pool && z->saver && len >= AFZ_SEQ_MIN)
+		afp_note_stream(z->saver);
 	af_status st = z->pool ? afz_ahead_read(z, buf, len, off, err)
 			       : afz_read_direct(z, buf, len, off, err);
 	if (st == AF_OK)
 		*nread = len;
 	return st;
+}
+
+void af_inflate_set_saver(af_inflate *z, af_pool *saver)
+{
+	z->saver = saver;
 }
 
 size_t af_inflate_memory(const af_inflate *z)

@@ -27,16 +27,6 @@
 #define AFZ_NEAR (1u << 20)
 /* Reads in a row that make a reader sequential. */
 #define AFZ_SEQ_HITS 3u
-/* A read near a stream's next byte but not right at it continues a
- * stream that is not sequential yet only if it is at least this long, as
- * the kernel's read-ahead reads are: random 4 KiB reads (no read-ahead)
- * that happened to land near each other made a reader sequential, and
- * its next read waited for a whole unit to be inflated (9-13 ms on
- * float32 data). A sequential stream takes any read near it: the kernel
- * splits a read-ahead window into requests, and a short last one that
- * arrives first must not go to the cursors (which inflated its span
- * again from its point, then the unit did). */
-#define AFZ_SEQ_MIN (32u << 10)
 
 static unsigned pool_threads(const af_inflate *z)
 {

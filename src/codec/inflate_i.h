@@ -291,6 +291,10 @@ struct af_inflate {
 				   * streams to be quiet (tests) */
 	uint64_t checked_ns;      /* atomic: when a pass from 0 first checked
 				   * the CRC-32 (afp_now_ns), 0: not yet */
+	af_pool *saver;           /* with no pool: where reads of AFZ_SEQ_MIN
+				   * or more are noted as streams
+				   * (af_inflate_set_saver); set before the
+				   * first read */
 };
 
 void afz_mem_add(af_inflate *z, size_t n);
@@ -516,6 +520,19 @@ struct afz_saved {
  * output is left to inflate again (about 0.5 s of CPU): the daemon closes
  * an evicted member on the thread of the request that evicted it. */
 #define AFZ_REFINE_AT_CLOSE (256ull << 20)
+
+/* A read near a stream's next byte but not right at it continues a
+ * stream that is not sequential yet only if it is at least this long, as
+ * the kernel's read-ahead reads are: random 4 KiB reads (no read-ahead)
+ * that happened to land near each other made a reader sequential, and
+ * its next read waited for a whole unit to be inflated (9-13 ms on
+ * float32 data). A sequential stream takes any read near it: the kernel
+ * splits a read-ahead window into requests, and a short last one that
+ * arrives first must not go to the cursors (which inflated its span
+ * again from its point, then the unit did). Without a pool, a read this
+ * long is what counts as a stream's on the saver (af_inflate_set_saver).
+ */
+#define AFZ_SEQ_MIN (32u << 10)
 
 /* An export inflates again only once no stream on its pool was read for
  * this long: a sequential reader asks every millisecond or so, and numpy

@@ -98,9 +98,9 @@ static bool hurried_at(const af_inflate *z, uint64_t a)
 					     : AFZ_REFINE_AT_CLOSE);
 }
 
-/* Wait while streams on @p z's pool are read, unless z is closing or its
- * pass was checked long enough ago: the export is work no read waits for
- * (afp_note_stream), but it must be done some time. */
+/* Wait while streams on @p z's pool (or saver) are read, unless z is
+ * closing or its pass was checked long enough ago: the export is work no
+ * read waits for (afp_note_stream), but it must be done some time. */
 static void wait_for_quiet(af_inflate *z)
 {
 	uint64_t quiet = z->o.save_quiet_ns ? z->o.save_quiet_ns
@@ -108,10 +108,10 @@ static void wait_for_quiet(af_inflate *z)
 	uint64_t most = z->o.save_quiet_max_ns ? z->o.save_quiet_max_ns
 					       : AFZ_SAVE_QUIET_MAX_NS;
 	uint64_t from = __atomic_load_n(&z->checked_ns, __ATOMIC_RELAXED);
+	af_pool *p = z->pool ? z->pool : z->saver;
 	bool counted = false;
-	while (z->pool && !__atomic_load_n(&z->hurry, __ATOMIC_RELAXED) &&
-	       afp_now_ns() - from < most &&
-	       !afp_streams_quiet(z->pool, quiet)) {
+	while (p && !__atomic_load_n(&z->hurry, __ATOMIC_RELAXED) &&
+	       afp_now_ns() - from < most && !afp_streams_quiet(p, quiet)) {
 		if (!counted)
 			__atomic_fetch_add(&z->export_waits, 1,
 					   __ATOMIC_RELAXED);

@@ -49,7 +49,6 @@ static af_pool *save_pool(const af_member *m)
  * that ends the pass does not wait for the export (about one more pass
  * of CPU: 0.6 s after a 0.4 s pass of 128 MiB of float32).
  */
-
 static void maybe_save(af_member *m)
 {
 	if (!m->o || !m->o->index_dir || !af_inflate_index_ready(m->inf))
@@ -190,6 +189,8 @@ af_status af_member_open_opts(af_member **out, const af_zip *z, size_t i,
 			st = af_inflate_set_pool(m->inf, o->pool, err);
 			if (st != AF_OK)
 				goto fail;
+		} else if (o && o->saver) {
+			af_inflate_set_saver(m->inf, o->saver);
 		}
 		if (o && o->index_dir) {
 			m->o = o;

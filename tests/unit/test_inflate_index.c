@@ -812,11 +812,12 @@ static void *export_on_thread(void *arg)
 	return NULL;
 }
 
-/* A stream on a pool of 0 threads, read through once by a sequential
- * reader; its export inflates again only after streams were quiet for
- * @p quiet_ns, or @p max_ns after the pass. */
-static af_inflate *pass_on_pool(struct member *m, af_pool *pool,
-				uint64_t quiet_ns, uint64_t max_ns)
+/* A stream on a pool of 0 threads (with @p saver, only as its saver, no
+ * read-ahead), read through once in reads of @p step; its export inflates
+ * again only after streams were quiet for @p quiet_ns, or @p max_ns after
+ * the pass. */
+static af_inflate *pass_on(struct member *m, af_pool *pool, bool saver,
+			   uint64_t step, uint64_t quiet_ns, uint64_t max_ns)
 {
 	struct af_inflate_opts o;
 	af_inflate_default_opts(&o);
@@ -831,10 +832,54 @@ static af_inflate *pass_on_pool(struct member *m, af_pool *pool,
 	af_error err;
 	ck_assert_int_eq(af_inflate_open_opts(&z, &m->src, m->plen, m->crc, &o,
 					      &err), AF_OK);
-	ck_assert_int_eq(af_inflate_set_pool(z, pool, &err), AF_OK);
-	reads_right(z, m, 0, 100 * KIB, 100 * KIB);
+	if (saver)
+		af_inflate_set_saver(z, pool);
+	else
+		ck_assert_int_eq(af_inflate_set_pool(z, pool, &err), AF_OK);
+	reads_right(z, m, 0, step, (size_t)step);
 	ck_assert(af_inflate_index_ready(z));
 	return z;
+}
+
+static af_inflate *pass_on_pool(struct member *m, af_pool *pool,
+				uint64_t quiet_ns, uint64_t max_ns)
+{
+	return pass_on(m, pool, false, 100 * KIB, quiet_ns, max_ns);
+}
+
+/* Export @p z, then close it: the export never waited for streams. */
+static void export_without_waiting(af_inflate *z, struct member *m)
+{
+	unsigned char *idx;
+	size_t len;
+	af_error err;
+	ck_assert_int_eq(af_inflate_index_export(z, &m->key, &idx, &len, &err),
+			 AF_OK);
+	ck_assert_uint_eq(z->export_waits, 0);
+	af_inflate_close(z);
+	free(idx);
+}
+
+/* Export @p z on a thread while its streams stay loud, then close it
+ * (hurry): the export waited, then went on, adding its points. */
+static void export_waits_until_hurried(af_inflate *z, struct member *m,
+				       size_t own)
+{
+	struct export_run x = { .z = z, .m = m };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, export_on_thread, &x), 0);
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	while (__atomic_load_n(&z->export_waits, __ATOMIC_RELAXED) == 0 &&
+	       !__atomic_load_n(&x.done, __ATOMIC_ACQUIRE))
+		nanosleep(&ms, NULL);
+	/* waiting, and streams stay loud for an hour: not done */
+	ck_assert(!__atomic_load_n(&x.done, __ATOMIC_ACQUIRE));
+	af_inflate_index_hurry(z);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(x.st, AF_OK);
+	/* 4 MiB is well within what a closing member still refines */
+	ck_assert_uint_ge((size_t)af_le64(x.idx + 112), 6 * own);
+	free(x.idx);
 }
 
 /* The export is background work: it does not inflate again while a
@@ -851,32 +896,13 @@ START_TEST(export_waits_while_streams_are_read_until_its_member_closes)
 	const uint64_t hour = 3600ull * 1000000000u;
 	af_inflate *z = pass_on_pool(&m, pool, hour, hour);
 	size_t own = af_inflate_points(z);
-	struct export_run x = { .z = z, .m = &m };
-	pthread_t t;
-	ck_assert_int_eq(pthread_create(&t, NULL, export_on_thread, &x), 0);
-	const struct timespec ms = { .tv_nsec = 1000000 };
-	while (__atomic_load_n(&z->export_waits, __ATOMIC_RELAXED) == 0 &&
-	       !__atomic_load_n(&x.done, __ATOMIC_ACQUIRE))
-		nanosleep(&ms, NULL);
-	/* waiting, and streams stay loud for an hour: not done */
-	ck_assert(!__atomic_load_n(&x.done, __ATOMIC_ACQUIRE));
-	af_inflate_index_hurry(z);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_int_eq(x.st, AF_OK);
-	/* 4 MiB is well within what a closing member still refines */
-	ck_assert_uint_ge((size_t)af_le64(x.idx + 112), 6 * own);
+	export_waits_until_hurried(z, &m, own);
 	af_inflate_close(z);
-	free(x.idx);
 
 	/* quiet streams: the export never waits */
-	z = pass_on_pool(&m, pool, 1, hour);
+	export_without_waiting(pass_on_pool(&m, pool, 1, hour), &m);
 	unsigned char *idx;
 	size_t len;
-	ck_assert_int_eq(af_inflate_index_export(z, &m.key, &idx, &len, &err),
-			 AF_OK);
-	ck_assert_uint_eq(z->export_waits, 0);
-	af_inflate_close(z);
-	free(idx);
 
 	/* loud for an hour, but the pass was checked long enough ago: the
 	 * export goes on without a close (else this test never ends) */
@@ -889,6 +915,30 @@ START_TEST(export_waits_while_streams_are_read_until_its_member_closes)
 	while (af_pool_run_one(pool))
 		;
 	af_pool_close(pool);
+	free_member(&m);
+}
+END_TEST
+
+/* With no pool but a saver, a stream's reads of 32 KiB or more (the
+ * kernel's read-ahead reads) hold exports back as a pool's streams do;
+ * smaller reads (random ones) do not. */
+START_TEST(export_on_a_saver_waits_while_long_reads_go_on)
+{
+	struct member m;
+	make_noise_member(&m, 4u << 20, 59);
+	const uint64_t hour = 3600ull * 1000000000u;
+	af_pool *saver;
+	af_error err;
+	ck_assert_int_eq(af_pool_open_background(&saver, &err), AF_OK);
+	af_inflate *z = pass_on(&m, saver, true, 64 * KIB, hour, hour);
+	export_waits_until_hurried(z, &m, af_inflate_points(z));
+	af_inflate_close(z);
+	af_pool_close(saver);
+
+	ck_assert_int_eq(af_pool_open_background(&saver, &err), AF_OK);
+	export_without_waiting(pass_on(&m, saver, true, 16 * KIB, hour, hour),
+			       &m);
+	af_pool_close(saver);
 	free_member(&m);
 }
 END_TEST
@@ -1096,6 +1146,7 @@ int main(void)
 	tcase_add_test(tc, closing_member_saves_the_pass_s_points_only);
 	tcase_add_test(tc, stream_reads_from_its_saved_points_once_exported);
 	tcase_add_test(tc, export_waits_while_streams_are_read_until_its_member_closes);
+	tcase_add_test(tc, export_on_a_saver_waits_while_long_reads_go_on);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
