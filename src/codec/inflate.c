@@ -223,7 +223,9 @@ struct afz_claim {
  * on a CRC-checking pass from 0), else restart
  * the least recently used idle cursor at the nearest point. Returns false
  * when the caller should wait: every cursor is busy, or a busy one will
- * soon cover off (the cache) or stop just before it. Lock held.
+ * soon cover off (the cache) or stop just before it, and either no idle
+ * cursor may go on to off or the one that may is more than a span behind
+ * where the busy one started. Lock held.
  */
 static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 		 struct afz_claim *cl)
@@ -232,6 +234,7 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 	uint64_t pt_out = pt ? pt->out : 0;
 	struct afz_cursor *best = NULL, *victim = NULL;
 	bool wait = false;
+	uint64_t wait_from = 0;
 
 	for (unsigned i = 0; i < z->o.cursors; i++) {
 		struct afz_cursor *c = &z->cursors[i];
@@ -240,8 +243,11 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 			 * at a point itself restarting costs no more (read-
 			 * ahead inflates the spans after it meanwhile) */
 			if (c->claim_pos <= off && (off > pt_out || !pt) &&
-			    (off < c->busy_end || c->busy_end >= pt_out))
+			    (off < c->busy_end || c->busy_end >= pt_out)) {
 				wait = true;
+				if (c->claim_pos > wait_from)
+					wait_from = c->claim_pos;
+			}
 			continue;
 		}
 		/* restarting is cheap, so a nearer point wins, unless the
@@ -256,6 +262,13 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 		    (victim->live && (!c->live || c->used < victim->used)))
 			victim = c;
 	}
+	/* before the pass's first point, any live cursor may go on to off:
+	 * one left just past a member's header was taken to a read ahead of
+	 * the busy pass and inflated 2.8 MiB of a 4 MiB member again (a
+	 * .stack read under load); waiting costs at most the pass's claim */
+	if (best && wait && wait_from > best->pos &&
+	    off - best->pos > z->o.span)
+		best = NULL;
 	cl->restart = !best;
 	cl->c = best ? best : victim;
 	if (!cl->c || (!best && wait))
