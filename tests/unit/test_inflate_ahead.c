@@ -114,6 +114,14 @@ static void pass(af_inflate *z, const struct stream *s)
 		read_ok(z, s, off, 100 * KIB);
 }
 
+/* A pass from 0, then what it left queued in @p p run. */
+static void pass_and_drain(af_inflate *z, const struct stream *s, af_pool *p)
+{
+	pass(z, s);
+	while (af_pool_run_one(p))
+		;
+}
+
 /* Close @p z, which must leave nothing queued or held in @p p, then the
  * pool and the stream. */
 static void close_all(af_inflate *z, af_pool *p, struct stream *s)
@@ -332,9 +340,7 @@ START_TEST(sequential_reader_queues_spans_and_readers_take_them_back)
 	ck_assert_uint_eq(af_pool_queued(p), 0);
 
 	z = open_on(&s, p);
-	pass(z, &s);
-	while (af_pool_run_one(p))
-		;
+	pass_and_drain(z, &s, p);
 	/* random reads, more than 1 MiB apart: nothing queued, no unit */
 	af_inflate_ahead b;
 	af_inflate_ahead_stats(z, &b);
@@ -388,9 +394,7 @@ START_TEST(small_reads_near_each_other_stay_random)
 	make_stream(&s, 8u << 20, 6, 13);
 	af_pool *p = manual_pool(64u << 20);
 	af_inflate *z = open_on(&s, p);
-	pass(z, &s);
-	while (af_pool_run_one(p))
-		;
+	pass_and_drain(z, &s, p);
 	af_inflate_ahead b, a;
 	af_inflate_ahead_stats(z, &b);
 	uint64_t x = af_inflate_point_out(z, 20) + 1000;
@@ -419,9 +423,7 @@ START_TEST(reader_keeps_its_units_when_the_saved_points_arrive)
 	af_pool *p = manual_pool(64u << 20);
 	af_inflate *z = open_spans_on(&s, p, 2 * SPAN, 60 * KIB);
 	af_error err;
-	pass(z, &s);
-	while (af_pool_run_one(p))
-		;
+	pass_and_drain(z, &s, p);
 	size_t own = af_inflate_points(z);
 	uint64_t before = af_inflate_inflated(z);
 	uint64_t at = 0;
@@ -458,9 +460,7 @@ START_TEST(spans_read_ahead_are_checked_against_the_pass)
 	make_stream(&s, 2u << 20, 0, 12); /* stored blocks */
 	af_pool *p = manual_pool(64u << 20);
 	af_inflate *z = open_on(&s, p);
-	pass(z, &s);
-	while (af_pool_run_one(p))
-		;
+	pass_and_drain(z, &s, p);
 	s.comp[s.clen / 2] ^= 0x10;  /* still a stream: other bytes */
 	af_error err;
 	af_status st = AF_OK;
