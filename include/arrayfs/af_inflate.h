@@ -47,7 +47,7 @@
  *            ~270 KiB, ~0.7 ms), and while it looks for a block boundary
  *            an 85 KiB copy of its ISA-L state,
  *   cache:   AF_INFLATE_CACHE_BLOCKS x AF_INFLATE_BLOCK,
- * about 4.5 MiB in all with the defaults, besides the points; with a pool
+ * about 5 MiB in all with the defaults, besides the points; with a pool
  * (af_inflate_set_pool) threads + 2 more cursors, one more input buffer
  * (the pass from 0's next input, read by a pool thread), and read-ahead
  * units (8 at most, each <= AF_INFLATE_UNIT_MAX) within the pool's budget.
@@ -83,7 +83,7 @@ extern "C" {
 #define AF_INFLATE_WINDOW 32768u
 #define AF_INFLATE_CURSORS 4u
 #define AF_INFLATE_BLOCK (64u << 10)
-#define AF_INFLATE_CACHE_BLOCKS 16u
+#define AF_INFLATE_CACHE_BLOCKS 24u
 /* A saved index has a point about every this many output bytes, where its
  * budget allows (af_inflate_index_export). */
 #define AF_INFLATE_SAVE_SPAN (256u << 10)

@@ -22,9 +22,6 @@
 
 /* Units a stream keeps at most, ahead and behind. */
 #define AFZ_SLOTS 8u
-/* A read that starts within this of a stream's next byte continues it:
- * the kernel's read-ahead sends reads of up to 1 MiB, out of order. */
-#define AFZ_NEAR (1u << 20)
 /* Reads in a row that make a reader sequential. */
 #define AFZ_SEQ_HITS 3u
 

@@ -428,10 +428,15 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			   af_error *err)
 {
 	const uint64_t bs = z->o.block;
-	/* keep the last few skipped blocks: a reader just behind us wants
-	 * them, but skipping far must not flush the whole cache */
-	uint64_t keep_from = off - (off < bs * (z->o.cache_blocks / 2)
-				    ? off : bs * (z->o.cache_blocks / 2));
+	/* keep the skipped blocks the cache holds beside this read's tail: a
+	 * read of them is under way when the kernel's read-ahead reads were
+	 * served out of order (it found them here, rather than inflating them
+	 * again from the point before them: a .stack read of 4 MiB members
+	 * inflated up to 1.6 times their size when only half the cache kept
+	 * them); a skip farther than that keeps its last blocks only */
+	uint64_t skip_keep =
+		bs * (z->o.cache_blocks - AFZ_TAIL_BLOCKS(z->o.cache_blocks));
+	uint64_t keep_from = off - (off < skip_keep ? off : skip_keep);
 	af_status st = AF_OK;
 
 	c->vfrom = off;
@@ -451,7 +456,7 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 			/* cache only the tail, which an overlapping next read
 			 * may want: copying it all costs ~4 % of the speed */
 			uint64_t cache_from = from;
-			uint64_t keep = bs * ((z->o.cache_blocks + 3) / 4);
+			uint64_t keep = bs * AFZ_TAIL_BLOCKS(z->o.cache_blocks);
 			if (stop - from > keep)
 				cache_from = stop - keep - (stop - keep) % bs;
 			if (cache_from < from)

@@ -87,6 +87,25 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
 #define AFZ_INBUF (512u << 10)
 #define AFZ_INBUF_FIRST (128u << 10)
 
+/* The kernel's read-ahead sends its reads, of up to this many bytes, at
+ * once, and the daemon's threads may serve them out of order: a read that
+ * starts within this of a stream's next byte continues it
+ * (inflate_ahead.c), and a cursor taken this far past bytes nobody read
+ * yet keeps them all in the cache (afz_cursor_serve), for the read of
+ * them that is surely under way. */
+#define AFZ_NEAR (1u << 20)
+
+/* Cache blocks a read that ends in whole blocks keeps of its own output
+ * (an overlapping next read may want them); the others keep what a
+ * cursor went past to reach a read. */
+#define AFZ_TAIL_BLOCKS(cache_blocks) (((cache_blocks) + 3) / 4)
+
+_Static_assert((AF_INFLATE_CACHE_BLOCKS -
+		AFZ_TAIL_BLOCKS(AF_INFLATE_CACHE_BLOCKS)) *
+			       (uint64_t)AF_INFLATE_BLOCK >=
+		       AFZ_NEAR + AF_INFLATE_BLOCK,
+	       "the default cache keeps a whole read skipped out of order");
+
 /* A cursor's scratch buffer, allocated when it first saves or restores a
  * window. */
 #define AFZ_SCRATCH (2u * AF_INFLATE_WINDOW)

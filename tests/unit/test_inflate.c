@@ -362,6 +362,27 @@ START_TEST(reads_across_points)
 }
 END_TEST
 
+/* The kernel's read-ahead sends its reads (1 MiB at most) at once, and the
+ * daemon's threads may serve a later one first: the earlier one then finds
+ * the bytes the cursor went past in the cache, with the default options,
+ * rather than inflating them again from the point before them (from byte
+ * 0 in a member's first span). */
+START_TEST(a_read_served_after_the_one_behind_it_inflates_nothing)
+{
+	struct stream s;
+	af_source src;
+	make_stream(&s, 4 * MIB, TEXT, 6, 21);
+	af_inflate *z = open_mem(&s, &src, s.plen, s.crc, NULL);
+	check_read(z, &s, 0, MIB);
+	check_read(z, &s, 2 * MIB, MIB);
+	uint64_t before = af_inflate_inflated(z);
+	check_read(z, &s, MIB, MIB);
+	ck_assert_uint_eq(af_inflate_inflated(z), before);
+	close_kept(z);
+	free_stream(&s);
+}
+END_TEST
+
 START_TEST(reads_past_end_are_clipped)
 {
 	struct stream s;
@@ -924,6 +945,7 @@ static void add_cases(Suite *s, const char *engine_name, void (*setup)(void))
 	tcase_add_test(tc, reverse_order_reads);
 	tcase_add_test(tc, sequential_odd_sizes);
 	tcase_add_test(tc, reads_across_points);
+	tcase_add_test(tc, a_read_served_after_the_one_behind_it_inflates_nothing);
 	tcase_add_test(tc, reads_past_end_are_clipped);
 	tcase_add_test(tc, tiny_buffers_and_spans);
 	tcase_add_test(tc, invalid_options_rejected);

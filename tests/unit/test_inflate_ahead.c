@@ -523,6 +523,16 @@ START_TEST(spans_read_ahead_are_checked_against_a_loaded_index)
 }
 END_TEST
 
+/* Run @p fn on @p a and on @p b in two threads, and wait for both. */
+static void run_pair(void *(*fn)(void *), void *a, void *b)
+{
+	pthread_t t[2];
+	ck_assert_int_eq(pthread_create(&t[0], NULL, fn, a), 0);
+	ck_assert_int_eq(pthread_create(&t[1], NULL, fn, b), 0);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+}
+
 struct reader {
 	af_inflate *z;
 	const struct stream *s;
@@ -565,13 +575,7 @@ START_TEST(threads_and_readers_share_a_stream)
 		for (int round = 0; round < 2; round++) {
 			struct reader r[2] = { { z, &s, true, 0 },
 					       { z, &s, false, 0 } };
-			pthread_t t[2];
-			for (int i = 0; i < 2; i++)
-				ck_assert_int_eq(pthread_create(&t[i], NULL,
-								reader_run,
-								&r[i]), 0);
-			for (int i = 0; i < 2; i++)
-				pthread_join(t[i], NULL);
+			run_pair(reader_run, &r[0], &r[1]);
 			ck_assert_int_eq(r[0].bad + r[1].bad, 0);
 			ck_assert_uint_le(af_pool_held(p), budgets[b]);
 		}
@@ -583,6 +587,76 @@ START_TEST(threads_and_readers_share_a_stream)
 		ck_assert_uint_eq(af_pool_held(p), 0);
 		af_pool_close(p);
 	}
+	free_stream(&s);
+}
+END_TEST
+
+/* Two readers taking turns the way the kernel's read-ahead sends its reads:
+ * a pair of neighbouring 1 MiB reads at once, the pair after it once both
+ * are answered. */
+struct pair_reader {
+	af_inflate *z;
+	const struct stream *s;
+	pthread_barrier_t *turn;
+	unsigned which; /* 0: the first read of each pair, 1: the second */
+	int bad;
+};
+
+static void *pair_reader_run(void *arg)
+{
+	struct pair_reader *r = arg;
+	const size_t len = 1u << 20;
+	unsigned char *buf = malloc(len);
+	ck_assert_ptr_nonnull(buf);
+	for (uint64_t off = 0; off < r->s->plen; off += 2 * len) {
+		pthread_barrier_wait(r->turn);
+		uint64_t at = off + r->which * len;
+		size_t n;
+		af_error err;
+		if (at < r->s->plen &&
+		    (af_inflate_read(r->z, buf, len, at, &n, &err) != AF_OK ||
+		     memcmp(buf, r->s->plain + at, n) != 0))
+			r->bad++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* A first pass read in such pairs inflates each byte once: the read served
+ * second finds what the first one's cursor went past in the cache or in a
+ * unit, rather than inflating it again from the point before it (from byte
+ * 0 in the first span: a .stack of 4 MiB members read this way inflated
+ * up to 1.6 times their size). */
+START_TEST(reads_sent_in_pairs_inflate_each_byte_once)
+{
+	struct stream s;
+	make_stream(&s, 4u << 20, 6, 23);
+	af_pool *p;
+	af_error err;
+	ck_assert_int_eq(af_pool_open(&p, 2, af_pool_default_budget(2), &err),
+			 AF_OK);
+	for (int round = 0; round < 40; round++) {
+		struct af_inflate_opts o;
+		af_inflate_default_opts(&o);
+		af_inflate *z;
+		ck_assert_int_eq(af_inflate_open_opts(&z, &s.src, s.plen,
+						      s.crc, &o, &err), AF_OK);
+		ck_assert_int_eq(af_inflate_set_pool(z, p, &err), AF_OK);
+		pthread_barrier_t turn;
+		pthread_barrier_init(&turn, NULL, 2);
+		struct pair_reader r[2] = { { z, &s, &turn, 0, 0 },
+					    { z, &s, &turn, 1, 0 } };
+		run_pair(pair_reader_run, &r[0], &r[1]);
+		pthread_barrier_destroy(&turn);
+		ck_assert_int_eq(r[0].bad + r[1].bad, 0);
+		ck_assert_msg(af_inflate_inflated(z) == s.plen,
+			      "round %d: %llu bytes inflated for %zu", round,
+			      (unsigned long long)af_inflate_inflated(z),
+			      s.plen);
+		af_inflate_close(z);
+	}
+	ck_assert_uint_eq(af_pool_held(p), 0);
+	af_pool_close(p);
 	free_stream(&s);
 }
 END_TEST
@@ -659,6 +733,7 @@ int main(void)
 	tcase_add_test(tc, background_jobs_have_a_thread_of_their_own);
 	tcase_add_test(tc, streams_are_quiet_until_one_is_read);
 	tcase_add_test(tc, threads_and_readers_share_a_stream);
+	tcase_add_test(tc, reads_sent_in_pairs_inflate_each_byte_once);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
