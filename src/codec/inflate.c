@@ -323,31 +323,31 @@ static void release(af_inflate *z, struct afz_cursor *c, af_status st,
 	pthread_cond_broadcast(&z->idle);
 }
 
-af_status afz_read_direct(af_inflate *z, unsigned char *p, size_t len,
-			  uint64_t off, af_error *err)
+af_status afz_direct_locked(af_inflate *z, unsigned char *p, uint64_t off,
+			   uint64_t end, uint64_t *at, bool yield,
+			   af_error *err)
 {
 	af_error e;
 	af_error_clear(&e);
 	af_status st = AF_OK;
-
-	pthread_mutex_lock(&z->lock);
-	uint64_t end = off + len, at = off;
 	for (;;) {
 		if (z->sticky) {
 			st = z->sticky;
 			e = z->sticky_err;
 			break;
 		}
-		if (at >= end)
+		if (*at >= end)
 			break;
-		size_t n = afz_cache_get(z, p + (at - off), (size_t)(end - at),
-					 at);
+		size_t n = afz_cache_get(z, p + (*at - off),
+					 (size_t)(end - *at), *at);
 		if (n) {
-			at += n;
+			*at += n;
 			continue;
 		}
 		struct afz_claim cl;
-		if (!pick(z, at, end, &cl)) {
+		if (!pick(z, *at, end, &cl)) {
+			if (yield)
+				break;
 			pthread_cond_wait(&z->idle, &z->lock);
 			continue;
 		}
@@ -361,17 +361,26 @@ af_status afz_read_direct(af_inflate *z, unsigned char *p, size_t len,
 						  ? cl.c->next_mark
 						  : cl.next_mark;
 		if (st == AF_OK)
-			st = afz_cursor_serve(z, cl.c, p + (at - off), at, end,
+			st = afz_cursor_serve(z, cl.c, p + (*at - off), *at, end,
 					      &e);
 		pthread_mutex_lock(&z->lock);
 		release(z, cl.c, st, &e);
 		if (st)
 			break;
-		at = end;
+		*at = end;
 	}
-	pthread_mutex_unlock(&z->lock);
 	if (st && err)
 		*err = e;
+	return st;
+}
+
+af_status afz_read_direct(af_inflate *z, unsigned char *p, size_t len,
+			  uint64_t off, af_error *err)
+{
+	uint64_t at = off;
+	pthread_mutex_lock(&z->lock);
+	af_status st = afz_direct_locked(z, p, off, off + len, &at, false, err);
+	pthread_mutex_unlock(&z->lock);
 	return st;
 }
 

@@ -492,13 +492,21 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 		struct afz_slot *s = mine ? mine : slot_at(z, at);
 		if (!s) {
 			uint64_t stop = next_slot(z, at, end);
-			pthread_mutex_unlock(&z->lock);
-			st = afz_read_direct(z, buf + (at - off),
-					     (size_t)(stop - at), at, err);
-			pthread_mutex_lock(&z->lock);
+			st = afz_direct_locked(z, buf, off, stop, &at, true, err);
 			if (st)
 				break;
-			at = stop;
+			if (at < stop) {
+				/* a busy cursor will produce these bytes: by
+				 * the time it is done they may be in a unit
+				 * (made for another reader of this stream: as
+				 * a read of them inflated them again from the
+				 * point before them once the cursor had gone
+				 * past), and a sequential reader schedules
+				 * its own */
+				pthread_cond_wait(&z->idle, &z->lock);
+				if (seq && !mine)
+					mine = schedule(z, at, true, NULL);
+			}
 			continue;
 		}
 		if (s->state == AFZ_SLOT_QUEUED) {

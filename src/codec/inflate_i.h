@@ -327,6 +327,18 @@ void afz_mem_sub(af_inflate *z, size_t n);
 af_status afz_read_direct(af_inflate *z, unsigned char *buf, size_t len,
 			  uint64_t off, af_error *err);
 
+/**
+ * afz_read_direct of [*at, end) with z->lock held (dropped while a cursor
+ * inflates), @p p holding output byte @p off at p[0]; moves *at on as it
+ * serves. Where it must wait for a busy cursor: with @p yield it returns
+ * AF_OK with *at < end instead (a caller that waits on z->idle then may
+ * find the bytes elsewhere: a unit another reader made meanwhile), else
+ * it waits.
+ */
+af_status afz_direct_locked(af_inflate *z, unsigned char *p, uint64_t off,
+			    uint64_t end, uint64_t *at, bool yield,
+			    af_error *err);
+
 /* inflate_ahead.c */
 
 /** af_inflate_read for a stream with a pool: units ahead of sequential
