@@ -96,9 +96,11 @@ size_t af_inflate_fixed_memory(const struct af_inflate_opts *o);
 #define AFZ_NEAR (1u << 20)
 
 /* Cache blocks a read that ends in whole blocks keeps of its own output
- * (an overlapping next read may want them); the others keep what a
- * cursor went past to reach a read. */
-#define AFZ_TAIL_BLOCKS(cache_blocks) (((cache_blocks) + 3) / 4)
+ * (an overlapping next read may want them): a quarter of the cache, 4 at
+ * most, as before the cache grew to 24 (every read-ahead unit pays for
+ * the copy); the others keep what a cursor went past to reach a read. */
+#define AFZ_TAIL_BLOCKS(cache_blocks) \
+	((cache_blocks) < 16 ? ((cache_blocks) + 3) / 4 : 4u)
 
 _Static_assert((AF_INFLATE_CACHE_BLOCKS -
 		AFZ_TAIL_BLOCKS(AF_INFLATE_CACHE_BLOCKS)) *
