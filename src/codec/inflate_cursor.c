@@ -432,8 +432,8 @@ af_status afz_cursor_serve(af_inflate *z, struct afz_cursor *c,
 	 * read of them is under way when the kernel's read-ahead reads were
 	 * served out of order (it found them here, rather than inflating them
 	 * again from the point before them: a .stack read of 4 MiB members
-	 * inflated up to 1.6 times their size when only half the cache kept
-	 * them); a skip farther than that keeps its last blocks only */
+	 * inflated some up to twice when only half the cache kept them); a
+	 * skip farther than that keeps its last blocks only */
 	uint64_t skip_keep =
 		bs * (z->o.cache_blocks - AFZ_TAIL_BLOCKS(z->o.cache_blocks));
 	uint64_t keep_from = off - (off < skip_keep ? off : skip_keep);
