@@ -263,9 +263,9 @@ static bool pick(af_inflate *z, uint64_t off, uint64_t end,
 			victim = c;
 	}
 	/* before the pass's first point, any live cursor may go on to off:
-	 * one left just past a member's header was taken to a read ahead of
-	 * the busy pass and inflated 2.8 MiB of a 4 MiB member again (a
-	 * .stack read under load); waiting costs at most the pass's claim */
+	 * one left just past a member's header, taken to a read ahead of the
+	 * busy pass, would inflate again what the pass is inflating; waiting
+	 * costs at most the pass's claim */
 	if (best && wait && wait_from > best->pos &&
 	    off - best->pos > z->o.span)
 		best = NULL;

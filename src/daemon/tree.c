@@ -345,10 +345,9 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	if (!child->path)
 		return -ENOMEM;
 	/* an array name is most often an array file: opened at once, no
-	 * lookup of its own first; anything else (a folder, a symlink, our
-	 * mount, an error) is looked at as below */
-	if (afd_is_array_name(name) &&
-	    afd_src_get_opening(c, child->path, &r->st, &r->sf) == 0)
+	 * lookup of its own first; anything else (another name, a folder, a
+	 * symlink, our mount, an error) is looked at as below */
+	if (afd_src_get_opening(c, child->path, &r->st, &r->sf) == 0)
 		return array_file(child, r);
 	int rc = stat_path(c, child->path, &r->st);
 	if (rc == -ENOENT && strcmp(name, AFD_STACK_NAME) == 0) {
