@@ -12,8 +12,17 @@
  * the raw deflate stream in FILE, which inflates to SIZE bytes with CRC-32
  * CRC, with each engine this build has: best of RUNS (default 5), the file
  * read right before each run (scripts/bench compares igzip and unzip).
+ *
+ *        bench_inflate --indexed FILE SIZE CRC THREADS [RUNS]
+ * times a sequential read of the same stream with its saved index: one
+ * pass builds and exports the index, then each run imports it into a
+ * fresh af_inflate on a pool of THREADS (0: none) with the daemon's
+ * default budget and reads it in 512 KiB reads (the mount's readahead):
+ * the codec's part of a fresh mount's read with a saved index, without
+ * FUSE. Prints wall and CPU (the process's, all threads) of the best run.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +137,29 @@ static void warm(int fd, unsigned char *buf, size_t len)
 		at += n;
 }
 
+/* The raw deflate stream of the --pass and --indexed modes: FILE SIZE CRC
+ * at argv[2..4]. */
+struct stream {
+	uint64_t size;
+	uint32_t crc;
+	int fd;
+	struct stat st;
+	af_source src;
+};
+
+static bool stream_open(struct stream *s, char **argv)
+{
+	s->size = strtoull(argv[3], NULL, 0);
+	s->crc = (uint32_t)strtoul(argv[4], NULL, 0);
+	s->fd = open(argv[2], O_RDONLY);
+	if (s->fd < 0 || fstat(s->fd, &s->st) != 0) {
+		perror(argv[2]);
+		return false;
+	}
+	af_source_init_fd(&s->src, s->fd, 0, (uint64_t)s->st.st_size);
+	return true;
+}
+
 static int first_pass(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -135,17 +167,10 @@ static int first_pass(int argc, char **argv)
 			"[RUNS]\n");
 		return 2;
 	}
-	uint64_t size = strtoull(argv[3], NULL, 0);
-	uint32_t crc = (uint32_t)strtoul(argv[4], NULL, 0);
 	int runs = argc > 5 ? atoi(argv[5]) : 5;
-	int fd = open(argv[2], O_RDONLY);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		perror(argv[2]);
+	struct stream in;
+	if (!stream_open(&in, argv))
 		return 1;
-	}
-	af_source src;
-	af_source_init_fd(&src, fd, 0, (uint64_t)st.st_size);
 	const size_t piece = 1u << 20;
 	unsigned char *buf = malloc(piece);
 	if (!buf)
@@ -157,14 +182,14 @@ static int first_pass(int argc, char **argv)
 			continue;
 		double best = 0, best_cpu = 0;
 		for (int r = 0; r < runs; r++) {
-			warm(fd, buf, piece);
+			warm(in.fd, buf, piece);
 			double t0 = now(), c0 = cpu_now();
 			af_inflate *z;
 			af_error err;
-			if (af_inflate_open_engine(&z, &src, size, crc,
+			if (af_inflate_open_engine(&z, &in.src, in.size, in.crc,
 						   engines[e], &err) != AF_OK)
 				return 1;
-			for (uint64_t off = 0; off < size; off += piece) {
+			for (uint64_t off = 0; off < in.size; off += piece) {
 				size_t got;
 				if (af_inflate_read(z, buf, piece, off, &got,
 						    &err) != AF_OK) {
@@ -172,8 +197,9 @@ static int first_pass(int argc, char **argv)
 					return 1;
 				}
 			}
-			double mibs = (double)size / (1 << 20) / (now() - t0);
-			double cpu = (double)size / (1 << 20) / (cpu_now() - c0);
+			double mib = (double)in.size / (1 << 20);
+			double mibs = mib / (now() - t0);
+			double cpu = mib / (cpu_now() - c0);
 			best = mibs > best ? mibs : best;
 			best_cpu = cpu > best_cpu ? cpu : best_cpu;
 			if (af_inflate_engine_used(z) != engines[e]) {
@@ -187,7 +213,103 @@ static int first_pass(int argc, char **argv)
 		       af_inflate_engine_name(engines[e]), best, best_cpu, runs);
 	}
 	free(buf);
-	close(fd);
+	close(in.fd);
+	return 0;
+}
+
+/* The index of the stream @p src (@p size bytes out, CRC-32 @p crc) as a
+ * saved index file would hold it, under @p key; NULL on failure. */
+static unsigned char *export_index(const af_source *src, uint64_t size,
+				   uint32_t crc, const af_index_key *key,
+				   size_t *len)
+{
+	af_inflate *z;
+	af_error err;
+	const size_t piece = 1u << 20;
+	unsigned char *buf = malloc(piece), *idx = NULL;
+	if (!buf || af_inflate_open(&z, src, size, crc, &err) != AF_OK) {
+		free(buf);
+		return NULL;
+	}
+	af_status st = AF_OK;
+	for (uint64_t off = 0; off < size && st == AF_OK; off += piece) {
+		size_t got;
+		st = af_inflate_read(z, buf, piece, off, &got, &err);
+	}
+	if (st == AF_OK)
+		st = af_inflate_index_export(z, key, &idx, len, &err);
+	if (st != AF_OK)
+		fprintf(stderr, "index: %s\n", err.msg);
+	af_inflate_close(z);
+	free(buf);
+	return st == AF_OK ? idx : NULL;
+}
+
+static int indexed_pass(int argc, char **argv)
+{
+	if (argc < 6) {
+		fprintf(stderr, "usage: bench_inflate --indexed FILE SIZE CRC "
+			"THREADS [RUNS]\n");
+		return 2;
+	}
+	unsigned threads = (unsigned)strtoul(argv[5], NULL, 0);
+	int runs = argc > 6 ? atoi(argv[6]) : 5;
+	struct stream in;
+	if (!stream_open(&in, argv))
+		return 1;
+	af_index_key key;
+	af_index_key_of_file(&key, &in.st);
+	key.comp_size = (uint64_t)in.st.st_size;
+	key.uncomp_size = in.size;
+	key.crc = in.crc;
+	size_t ilen;
+	unsigned char *idx = export_index(&in.src, in.size, in.crc, &key,
+					  &ilen);
+	const size_t piece = 512u << 10;
+	unsigned char *buf = malloc(piece);
+	af_pool *pool = NULL;
+	af_error err;
+	if (!idx || !buf)
+		return 1;
+	if (threads && af_pool_open(&pool, threads,
+				    af_pool_default_budget(threads), &err)) {
+		fprintf(stderr, "pool: %s\n", err.msg);
+		return 1;
+	}
+	double best = 0, best_cpu = 0;
+	for (int r = 0; r < runs; r++) {
+		warm(in.fd, buf, piece);
+		double t0 = now(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+		af_inflate *z;
+		if (af_inflate_open(&z, &in.src, in.size, in.crc, &err) ||
+		    af_inflate_index_import(z, &key, idx, ilen, &err) ||
+		    (pool && af_inflate_set_pool(z, pool, &err) != AF_OK)) {
+			fprintf(stderr, "open: %s\n", err.msg);
+			return 1;
+		}
+		for (uint64_t off = 0; off < in.size; off += piece) {
+			size_t got;
+			if (af_inflate_read(z, buf, piece, off, &got, &err) !=
+			    AF_OK) {
+				fprintf(stderr, "read: %s\n", err.msg);
+				return 1;
+			}
+		}
+		af_inflate_close(z);
+		double mibs = (double)in.size / (1 << 20) / (now() - t0);
+		double cpu = (double)in.size / (1 << 20) /
+			     (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0);
+		if (mibs > best) {
+			best = mibs;
+			best_cpu = cpu;
+		}
+	}
+	printf("indexed %u %.1f MiB/s wall %.1f MiB/s CPU (best of %d)\n",
+	       threads, best, best_cpu, runs);
+	af_pool_close(pool);
+	free(idx);
+	free(buf);
+	close(in.fd);
 	return 0;
 }
 
@@ -195,6 +317,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--pass") == 0)
 		return first_pass(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--indexed") == 0)
+		return indexed_pass(argc, argv);
 	size_t mib = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 128;
 	size_t n = mib << 20;
 	struct af_inflate_opts o;
