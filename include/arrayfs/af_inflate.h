@@ -159,10 +159,11 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
  *  - memory: at most AFZ_SLOTS (8) units per stream, none longer than
  *    AF_INFLATE_UNIT_MAX (longer spans are not read ahead), and the
  *    buffers of all streams on one pool within its budget; a unit's
- *    buffer is freed once its bytes were read, or taken back when
- *    another unit needs the room. The stream gets max(threads, 1) + 2
- *    more cursors (AF_INFLATE_CURSORS + ...), so threads inflating ahead
- *    leave two to random readers.
+ *    buffer (its length rounded up to 256 KiB) stays with its slot once
+ *    its bytes were read, for the next unit there, until the decoder
+ *    closes or another unit on the pool needs the room. The stream gets
+ *    max(threads, 1) + 2 more cursors (AF_INFLATE_CURSORS + ...), so
+ *    threads inflating ahead leave two to random readers.
  * Returns AF_OK, AF_E_INVAL (already read, or a pool set), AF_E_NOMEM.
  */
 af_status af_inflate_set_pool(af_inflate *z, af_pool *pool, af_error *err);

@@ -20,10 +20,11 @@
 
 #include "inflate_i.h"
 
-/* Units a stream keeps at most, ahead and behind. */
-#define AFZ_SLOTS 8u
 /* Reads in a row that make a reader sequential. */
 #define AFZ_SEQ_HITS 3u
+/* A unit's buffer is a multiple of this, so that units of a stream, whose
+ * spans differ by a few KiB, fit in the buffers their slots kept. */
+#define AFZ_SLOT_ROUND (256u << 10)
 
 static unsigned pool_threads(const af_inflate *z)
 {
@@ -31,24 +32,35 @@ static unsigned pool_threads(const af_inflate *z)
 	return t ? t : 1;
 }
 
-/* Free @p s's buffer and give its budget back (lock held; s not pinned,
- * not QUEUED nor RUNNING). */
-static void slot_clear(af_inflate *z, struct afz_slot *s)
+/* Empty @p s, keeping its buffer and budget for its next unit (lock held;
+ * s not pinned, not QUEUED nor RUNNING). */
+static void slot_clear(struct afz_slot *s)
 {
-	if (s->buf) {
-		free(s->buf);
-		afz_mem_sub(z, (size_t)(s->end - s->start));
-	}
-	if (s->state != AFZ_SLOT_EMPTY)
-		afp_unreserve(z->pool, s->end - s->start);
-	s->buf = NULL;
 	s->state = AFZ_SLOT_EMPTY;
 	s->pins = 0;
 	s->consumed = 0;
 }
 
+/* Empty @p s, free its buffer and give its budget back (as slot_clear). */
+static void slot_release(af_inflate *z, struct afz_slot *s)
+{
+	slot_clear(s);
+	if (s->buf) {
+		free(s->buf);
+		afz_mem_sub(z, (size_t)s->held);
+	}
+	if (s->held)
+		afp_unreserve(z->pool, s->held);
+	s->buf = NULL;
+	s->held = 0;
+}
+
+/* Whether @p s holds budget no reader needs: a unit done and not being
+ * copied from, or an empty slot's kept buffer. */
 static bool idle(const struct afz_slot *s)
 {
+	if (s->state == AFZ_SLOT_EMPTY)
+		return s->held != 0;
 	return (s->state == AFZ_SLOT_READY || s->state == AFZ_SLOT_FAILED) &&
 	       !s->pins;
 }
@@ -63,7 +75,7 @@ static bool reclaim(struct afp_holder *h)
 	bool any = false;
 	for (unsigned i = 0; i < AFZ_SLOTS; i++) {
 		if (idle(&z->slots[i])) {
-			slot_clear(z, &z->slots[i]);
+			slot_release(z, &z->slots[i]);
 			any = true;
 		}
 	}
@@ -273,48 +285,72 @@ static bool pass_outstanding(const af_inflate *z)
 	return false;
 }
 
-/* Give back idle units outside [from, to): the least recently used one
- * (all of them with @p all). Whether one was. Lock held. */
+/* Give back idle units outside [from, to) and kept buffers: the least
+ * recently used one (all of them with @p all). Whether one was. Lock
+ * held. */
 static bool evict(af_inflate *z, uint64_t from, uint64_t to, bool all)
 {
 	struct afz_slot *v = NULL;
 	bool any = false;
 	for (unsigned i = 0; i < AFZ_SLOTS; i++) {
 		struct afz_slot *s = &z->slots[i];
-		if (!idle(s) || (s->end > from && s->start < to))
+		if (!idle(s) || (s->state != AFZ_SLOT_EMPTY && s->end > from &&
+				 s->start < to))
 			continue;
 		if (all) {
-			slot_clear(z, s);
+			slot_release(z, s);
 			any = true;
 		} else if (!v || s->used < v->used) {
 			v = s;
 		}
 	}
 	if (v)
-		slot_clear(z, v);
+		slot_release(z, v);
 	return any || v;
 }
 
-/* An empty slot for unit @p u, its bytes reserved in the pool, or NULL.
- * The window [from, to) being filled is kept. Lock held. */
+/* An empty slot, one whose kept buffer holds @p n bytes first, then one
+ * with none; NULL if none is empty. Lock held. */
+static struct afz_slot *slot_empty(af_inflate *z, uint64_t n)
+{
+	struct afz_slot *fits = NULL, *bare = NULL, *any = NULL;
+	for (unsigned i = 0; i < AFZ_SLOTS; i++) {
+		struct afz_slot *s = &z->slots[i];
+		if (s->state != AFZ_SLOT_EMPTY)
+			continue;
+		if (s->held >= n && !fits)
+			fits = s;
+		else if (!s->held && !bare)
+			bare = s;
+		else if (!any)
+			any = s;
+	}
+	return fits ? fits : bare ? bare : any;
+}
+
+/* An empty slot for unit @p u, at least its bytes reserved in the pool, or
+ * NULL. The window [from, to) being filled is kept. Lock held. */
 static struct afz_slot *slot_new(af_inflate *z, const struct afz_unit *u,
 				 uint64_t from, uint64_t to)
 {
-	struct afz_slot *s = NULL;
-	for (unsigned i = 0; i < AFZ_SLOTS && !s; i++)
-		if (z->slots[i].state == AFZ_SLOT_EMPTY)
-			s = &z->slots[i];
+	uint64_t n = u->end - u->start;
+	struct afz_slot *s = slot_empty(z, n);
 	if (!s && evict(z, from, to, false))
-		for (unsigned i = 0; i < AFZ_SLOTS && !s; i++)
-			if (z->slots[i].state == AFZ_SLOT_EMPTY)
-				s = &z->slots[i];
+		s = slot_empty(z, n);
 	if (!s)
 		return NULL;
-	uint64_t n = u->end - u->start;
-	if (!afp_reserve(z->pool, &z->holder, n) &&
-	    !(evict(z, from, to, true) &&
-	      afp_reserve(z->pool, &z->holder, n)))
-		return NULL;
+	if (s->held < n) {
+		/* its kept buffer is too short (n <= AF_INFLATE_UNIT_MAX:
+		 * rounding it up cannot wrap) */
+		uint64_t want = (n + AFZ_SLOT_ROUND - 1) / AFZ_SLOT_ROUND *
+				AFZ_SLOT_ROUND;
+		slot_release(z, s);
+		if (!afp_reserve(z->pool, &z->holder, want) &&
+		    !(evict(z, from, to, true) &&
+		      afp_reserve(z->pool, &z->holder, want)))
+			return NULL;
+		s->held = want;
+	}
 	s->start = u->start;
 	s->end = u->end;
 	s->pass = u->pass;
@@ -401,11 +437,14 @@ static void unit_run(af_inflate *z, struct afz_slot *s,
 	af_error_clear(&e);
 	af_status st = AF_OK;
 	if (!s->buf) {
-		s->buf = malloc(len);
-		if (s->buf)
-			afz_mem_add(z, len);
-		else
+		s->buf = malloc((size_t)s->held);
+		if (s->buf) {
+			afz_mem_add(z, (size_t)s->held);
+			__atomic_add_fetch(&z->unit_buffers, 1,
+					   __ATOMIC_RELAXED);
+		} else {
 			st = afz_nomem(&e, "read-ahead buffer");
+		}
 	}
 	if (st == AF_OK)
 		st = afz_read_direct(z, s->buf, len, s->start, &e);
@@ -541,7 +580,7 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 			/* a failure that condemns the member is sticky (above);
 			 * any other is this read's to meet, or not, as it
 			 * would without read-ahead */
-			slot_clear(z, s);
+			slot_clear(s);
 			continue;
 		}
 		uint64_t stop = s->end < end ? s->end : end;
@@ -555,7 +594,7 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 		s->consumed += stop - at;
 		/* read through: the kernel keeps these bytes now */
 		if (s->consumed >= s->end - s->start && !s->pins)
-			slot_clear(z, s);
+			slot_clear(s);
 		at = stop;
 	}
 	if (mine) {
@@ -563,7 +602,7 @@ af_status afz_ahead_read(af_inflate *z, unsigned char *buf, size_t len,
 		 * unit made for it: give the unit back, or afz_ahead_stop
 		 * waits for a RUNNING slot nobody runs */
 		z->jobs--;
-		slot_clear(z, mine);
+		slot_clear(mine);
 		pthread_cond_broadcast(&z->idle);
 	}
 	pthread_mutex_unlock(&z->lock);
@@ -592,7 +631,7 @@ void afz_ahead_stop(af_inflate *z)
 	}
 	for (unsigned i = 0; i < AFZ_SLOTS; i++) {
 		z->slots[i].pins = 0;
-		slot_clear(z, &z->slots[i]);
+		slot_release(z, &z->slots[i]);
 	}
 	pthread_mutex_unlock(&z->lock);
 	/* no unit runs now: no cursor is in use or queues input reads */

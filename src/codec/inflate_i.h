@@ -235,7 +235,13 @@ struct afz_slot {
 	bool check;            /* crc is the CRC-32 the pass from 0 recorded */
 	uint32_t crc;          /* for [start, end) */
 	bool pass;             /* continues the pass from 0 */
-	unsigned char *buf;    /* end - start bytes, from RUNNING on */
+	unsigned char *buf;    /* held bytes, from RUNNING on; kept while
+				* EMPTY for the next unit (a buffer freed
+				* and malloc'ed again for every unit cost
+				* its pages' faults, 4 % of a read with a
+				* saved index) */
+	uint64_t held;         /* bytes reserved in the pool: >= end -
+				* start unless EMPTY, buf's size if buf */
 	unsigned pins;         /* readers copying out of it unlocked */
 	uint64_t consumed;     /* bytes readers took out of it */
 	uint64_t used;         /* LRU tick */
@@ -251,6 +257,8 @@ struct afz_stream {
 };
 
 #define AFZ_STREAMS 4u
+/* Units a decoder keeps at most, ahead of its readers and behind them. */
+#define AFZ_SLOTS 8u
 
 struct af_inflate {
 	const af_source *src;
@@ -295,6 +303,7 @@ struct af_inflate {
 	uint64_t units_taken;     /* queued units a reader took back */
 	uint64_t units_own;       /* units a reader inflated for itself */
 	uint64_t units_chained;   /* pass units a pool thread went on with */
+	uint64_t unit_buffers;    /* units' buffers malloc'ed; atomic (tests) */
 	uint64_t inputs_ahead;    /* refills read ahead by the pool; atomic */
 	bool input_ahead_held;    /* a cursor has the second input buffer
 				   * (inflate_input.c); atomic */

@@ -122,6 +122,14 @@ static void pass_and_drain(af_inflate *z, const struct stream *s, af_pool *p)
 		;
 }
 
+/* An af_inflate over @p s on @p p whose pass from 0 is done. */
+static af_inflate *open_passed(struct stream *s, af_pool *p)
+{
+	af_inflate *z = open_on(s, p);
+	pass_and_drain(z, s, p);
+	return z;
+}
+
 /* Close @p z, which must leave nothing queued or held in @p p, then the
  * pool and the stream. */
 static void close_all(af_inflate *z, af_pool *p, struct stream *s)
@@ -385,6 +393,63 @@ START_TEST(sequential_reader_queues_spans_and_readers_take_them_back)
 }
 END_TEST
 
+/* Units read by one sequential reader, all with the pool run between
+ * reads, and the unit buffers malloc'ed meanwhile. */
+static void read_through(af_inflate *z, const struct stream *s, af_pool *p,
+			 uint64_t *units, uint64_t *buffers)
+{
+	af_inflate_ahead a, b;
+	af_inflate_ahead_stats(z, &b);
+	uint64_t before = __atomic_load_n(&z->unit_buffers, __ATOMIC_RELAXED);
+	for (uint64_t off = 0; off < s->plen; off += 64 * KIB) {
+		read_ok(z, s, off, 64 * KIB);
+		while (af_pool_run_one(p))
+			;
+	}
+	af_inflate_ahead_stats(z, &a);
+	*units = a.pool + a.taken + a.own - (b.pool + b.taken + b.own);
+	*buffers = __atomic_load_n(&z->unit_buffers, __ATOMIC_RELAXED) -
+		   before;
+}
+
+/* A slot keeps its unit's buffer for the next unit (a buffer malloc'ed
+ * for every unit cost its pages' faults: 4 % of a read with a saved index
+ * in the daemon), and kept buffers are budget another decoder short of it
+ * takes back. */
+START_TEST(slots_keep_their_buffers_and_give_them_back)
+{
+	struct stream s;
+	make_stream(&s, 4u << 20, 6, 21);
+	af_pool *p = manual_pool(64u << 20);
+	af_inflate *z = open_passed(&s, p);
+	uint64_t units, buffers;
+	read_through(z, &s, p, &units, &buffers);
+	ck_assert_uint_ge(units, 16);
+	ck_assert_uint_le(buffers, 3);
+	/* read through, its slots still hold budget */
+	ck_assert_uint_gt(af_pool_held(p), 0);
+	af_inflate_close(z);
+	ck_assert_uint_eq(af_pool_held(p), 0);
+	af_pool_close(p);
+
+	/* room for 4 units of SPAN, rounded up to a slot's 256 KiB: a
+	 * decoder read through holds all of it, and another one on the
+	 * pool still gets its units */
+	const uint64_t budget = 1u << 20;
+	p = manual_pool(budget);
+	z = open_passed(&s, p);
+	read_through(z, &s, p, &units, &buffers);
+	ck_assert_uint_le(buffers, AFZ_SLOTS);
+	ck_assert_uint_eq(af_pool_held(p), budget);
+	af_inflate *y = open_passed(&s, p);
+	read_through(y, &s, p, &units, &buffers);
+	ck_assert_uint_ge(units, 16);
+	ck_assert_uint_le(af_pool_held(p), budget);
+	af_inflate_close(y);
+	close_all(z, p, &s);
+}
+END_TEST
+
 /* Small reads that land near each other are random, not sequential:
  * only reads right after the one before, or as long as the kernel's
  * read-ahead makes, continue a stream. */
@@ -393,8 +458,7 @@ START_TEST(small_reads_near_each_other_stay_random)
 	struct stream s;
 	make_stream(&s, 8u << 20, 6, 13);
 	af_pool *p = manual_pool(64u << 20);
-	af_inflate *z = open_on(&s, p);
-	pass_and_drain(z, &s, p);
+	af_inflate *z = open_passed(&s, p);
 	af_inflate_ahead b, a;
 	af_inflate_ahead_stats(z, &b);
 	uint64_t x = af_inflate_point_out(z, 20) + 1000;
@@ -723,6 +787,7 @@ int main(void)
 	tcase_add_test(tc, pool_queue_is_fifo_and_jobs_can_be_taken_back);
 	tcase_add_test(tc, budget_is_held_and_other_holders_give_back);
 	tcase_add_test(tc, sequential_reader_queues_spans_and_readers_take_them_back);
+	tcase_add_test(tc, slots_keep_their_buffers_and_give_them_back);
 	tcase_add_test(tc, small_reads_near_each_other_stay_random);
 	tcase_add_test(tc, reader_keeps_its_units_when_the_saved_points_arrive);
 	tcase_add_test(tc, spans_read_ahead_are_checked_against_the_pass);
