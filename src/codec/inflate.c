@@ -148,9 +148,13 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 		goto nomem_cache;
 	if (pthread_cond_init(&z->idle, NULL) != 0)
 		goto nomem_lock;
+	if (pthread_cond_init(&z->landed, NULL) != 0)
+		goto nomem_idle;
 	*out = z;
 	return AF_OK;
 
+nomem_idle:
+	pthread_cond_destroy(&z->idle);
 nomem_lock:
 	pthread_mutex_destroy(&z->lock);
 nomem_cache:
@@ -183,6 +187,7 @@ void af_inflate_close(af_inflate *z)
 		afz_cursor_free(z, &z->cursors[i]);
 	free(z->cursors);
 	afz_cache_free(z);
+	pthread_cond_destroy(&z->landed);
 	pthread_cond_destroy(&z->idle);
 	pthread_mutex_destroy(&z->lock);
 	free(z);
@@ -394,8 +399,10 @@ af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
 		len = (size_t)(z->size - off);
 	if (!z->pool && z->saver && len >= AFZ_SEQ_MIN)
 		afp_note_stream(z->saver);
+	size_t flight = afz_order_enter(z, off, len);
 	af_status st = z->pool ? afz_ahead_read(z, buf, len, off, err)
 			       : afz_read_direct(z, buf, len, off, err);
+	afz_order_leave(z, flight);
 	if (st == AF_OK)
 		*nread = len;
 	return st;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "af_test.h"
@@ -725,6 +726,65 @@ START_TEST(reads_sent_in_pairs_inflate_each_byte_once)
 }
 END_TEST
 
+/* A read of [3 MiB, 4 MiB) by reader @p arg. */
+static void *far_read_run(void *arg)
+{
+	struct reader *r = arg;
+	af_error err;
+	r->bad += read_at(r->z, r->s, 3u << 20, 1u << 20, &err) != AF_OK;
+	return NULL;
+}
+
+/* Whether a long read waited for one behind it within about 10 s. */
+static bool saw_order_wait(af_inflate *z)
+{
+	for (int i = 0; i < 10000; i++) {
+		pthread_mutex_lock(&z->lock);
+		uint64_t waits = z->order_waits;
+		pthread_mutex_unlock(&z->lock);
+		if (waits)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* The kernel sends a deep read-ahead window or a long O_DIRECT read as
+ * 1 MiB reads at once: in a first pass, one that starts while a read
+ * behind it is under way waits for it, rather than taking the pass's
+ * cursor past the bytes that read is fetching (which that read then
+ * inflated again from the point before them: 1.7-2 times the member). */
+START_TEST(a_long_read_waits_for_the_one_behind_it)
+{
+	struct stream s;
+	make_stream(&s, 4u << 20, 6, 24);
+	af_inflate *z = open_on(&s, NULL);
+	read_ok(z, &s, 0, 1u << 20);
+	ck_assert_uint_eq(af_inflate_inflated(z), 1u << 20);
+	/* a read of [1 MiB, 3 MiB) is under way... */
+	size_t behind = afz_order_enter(z, 1u << 20, 2u << 20);
+	ck_assert_uint_ne(behind, AFZ_NO_FLIGHT);
+	/* ...when the one of [3 MiB, 4 MiB) starts */
+	struct reader far = { z, &s, true, 0 };
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, far_read_run, &far), 0);
+	ck_assert(saw_order_wait(z));
+	ck_assert_uint_eq(af_inflate_inflated(z), 1u << 20);
+	/* the read behind it goes on (its own flight, at its offset, does
+	 * not hold it back) and ends */
+	read_ok(z, &s, 1u << 20, 2u << 20);
+	afz_order_leave(z, behind);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(far.bad, 0);
+	ck_assert_uint_eq(af_inflate_inflated(z), s.plen);
+	/* short reads (random readers) neither wait nor hold back */
+	behind = afz_order_enter(z, 0, 4096);
+	ck_assert_uint_eq(behind, AFZ_NO_FLIGHT);
+	af_inflate_close(z);
+	free_stream(&s);
+}
+END_TEST
+
 /* A first pass read by a fast sequential reader: each unit of the pass
  * is due as the one before ends, and the pool thread that ended it goes
  * on with it (counted), rather than queueing it for whichever thread
@@ -799,6 +859,7 @@ int main(void)
 	tcase_add_test(tc, streams_are_quiet_until_one_is_read);
 	tcase_add_test(tc, threads_and_readers_share_a_stream);
 	tcase_add_test(tc, reads_sent_in_pairs_inflate_each_byte_once);
+	tcase_add_test(tc, a_long_read_waits_for_the_one_behind_it);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
