@@ -31,9 +31,11 @@ def rss_kib(pid):
 
 def sanitized(pid):
     """True when the daemon runs under AddressSanitizer (whose quarantine
-    keeps freed memory: RSS bounds must be looser)."""
+    keeps freed memory) or ThreadSanitizer (whose shadow memory is counted
+    in RSS): RSS bounds must be looser."""
     try:
         with open("/proc/%d/maps" % pid) as f:
-            return "libasan" in f.read()
+            maps = f.read()
     except OSError:
         return False
+    return "libasan" in maps or "libtsan" in maps
