@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 import expect  # noqa: E402
 import mountlib  # noqa: E402
 from mountlib import TempDir, npy_bytes, read, walk  # noqa: E402
-from procinfo import rss_kib, sanitized  # noqa: E402
+from procinfo import rss_kib, sanitized, sanitizer  # noqa: E402
 
 # Generating and listing one million members takes about a minute under
 # ASan on two cores; AF_HOSTILE_MEMBERS lowers it for a quick run.
@@ -508,7 +508,9 @@ class HugeViewReadTest(mountlib.MountCase):
         self.read_all_zero(self.mp("zeros.npz", "zeros.npy", "data"), self.zeros)
         t2 = time.monotonic()
         grew = rss_kib(pid) - rss0
-        bound = (96 if sanitized(pid) else 64) * 1024
+        # a read-through member keeps its read-ahead buffers (up to the
+        # pool's 20 MiB) until it closes; TSan's shadow of them is 4x more
+        bound = {None: 64, "asan": 96, "tsan": 192}[sanitizer(pid)] * 1024
         print("\n256 MiB swapped view in %.1f s, 256 MiB deflated member in %.1f s; "
               "RSS +%d KiB (bound %d)" % (t1 - t0, t2 - t1, grew, bound), file=sys.stderr)
         self.assertLess(grew, bound)

@@ -29,13 +29,18 @@ def rss_kib(pid):
     raise AssertionError("no VmRSS for pid %d" % pid)
 
 
-def sanitized(pid):
-    """True when the daemon runs under AddressSanitizer (whose quarantine
-    keeps freed memory) or ThreadSanitizer (whose shadow memory is counted
-    in RSS): RSS bounds must be looser."""
+def sanitizer(pid):
+    """"asan" when the daemon runs under AddressSanitizer (whose quarantine
+    keeps freed memory), "tsan" under ThreadSanitizer (whose shadow memory,
+    about 4 bytes for each byte touched, counts in RSS), else None."""
     try:
         with open("/proc/%d/maps" % pid) as f:
             maps = f.read()
     except OSError:
-        return False
-    return "libasan" in maps or "libtsan" in maps
+        return None
+    return "asan" if "libasan" in maps else "tsan" if "libtsan" in maps else None
+
+
+def sanitized(pid):
+    """True under either sanitizer: RSS bounds must be looser."""
+    return sanitizer(pid) is not None
