@@ -46,6 +46,18 @@ def closing_line(log):
     return int(n), used == "used", int(units), int(threads)
 
 
+def read_by_mib(path):
+    """The whole of @p path, read 1 MiB a read."""
+    got = bytearray()
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(MIB)
+            if not b:
+                break
+            got += b
+    return bytes(got)
+
+
 def forge_piece_crc(buf, which):
     """The index file @p buf with the CRC-32 of the first piece of span
     @p which (1 = the span after the first point) changed and the file's
@@ -104,15 +116,12 @@ class SpansCase(unittest.TestCase):
     def read_sequentially(self, threads=2):
         """One fresh mount reading data from 0 to the end, 1 MiB a read."""
         with self.mount(threads=threads) as m:
-            got = bytearray()
-            with open(self.data(m), "rb") as f:
-                while True:
-                    b = f.read(MIB)
-                    if not b:
-                        break
-                    got += b
-        self.assertEqual(bytes(got), self.want)
+            self.assertEqual(read_by_mib(self.data(m)), self.want)
         return closing_line(m.log())
+
+    def clear_index_folder(self):
+        for f in os.listdir(self.cache.path):
+            os.unlink(os.path.join(self.cache.path, f))
 
     def test_first_pass_and_saved_index_read_ahead(self):
         inflated, used, units, threads = self.read_sequentially()
@@ -137,8 +146,7 @@ class SpansCase(unittest.TestCase):
         # inflate_threads 0 and 1: no pool, but a thread that saves the
         # index, so the read ending the pass does not wait for the export
         for threads in (1, 0):
-            for f in os.listdir(self.cache.path):
-                os.unlink(os.path.join(self.cache.path, f))
+            self.clear_index_folder()
             inflated, used, units, by_threads = self.read_sequentially(threads)
             self.assertFalse(used)
             self.assertEqual((units, by_threads), (0, 0))
@@ -151,8 +159,7 @@ class SpansCase(unittest.TestCase):
     def first_pass_inflated(self, read, *extra):
         """Bytes inflated by a first pass in a fresh mount that reads data
         with @p read(path) -> bytes."""
-        for f in os.listdir(self.cache.path):
-            os.unlink(os.path.join(self.cache.path, f))
+        self.clear_index_folder()
         with self.mount(*extra) as m:
             self.assertEqual(read(self.data(m)), self.want)
         inflated, used, _, _ = closing_line(m.log())
@@ -183,20 +190,10 @@ class SpansCase(unittest.TestCase):
                 buf.close()
             return bytes(got)
 
-        def buffered(path):
-            got = bytearray()
-            with open(path, "rb") as f:
-                while True:
-                    b = f.read(MIB)
-                    if not b:
-                        break
-                    got += b
-            return bytes(got)
-
         self.assertLess(self.first_pass_inflated(direct), SIZE * 1.35)
         if os.geteuid() != 0:
             return  # only root may widen the readahead window
-        self.assertLess(self.first_pass_inflated(buffered, "-o",
+        self.assertLess(self.first_pass_inflated(read_by_mib, "-o",
                                                  "readahead_kb=4096"),
                         SIZE * 1.35)
 
