@@ -97,6 +97,13 @@ af_status af_lz4_index_read(af_lz4_index *ix, void *buf, size_t len,
 af_status af_lz4_index_set_pool(af_lz4_index *ix, af_pool *pool,
 				af_error *err);
 
+/**
+ * Output bytes @p ix has decoded so far, a block decoded again (evicted
+ * from the cache, then read) counting again; literals served from the
+ * source count nothing. 0 for NULL.
+ */
+uint64_t af_lz4_index_decoded(af_lz4_index *ix);
+
 /** Bytes @p ix holds now: points, records, cached blocks, buffers. */
 size_t af_lz4_index_memory(af_lz4_index *ix);
 

@@ -148,7 +148,7 @@ af_status af_inflate_open_opts(af_inflate **out, const af_source *compressed,
 		goto nomem_cache;
 	if (pthread_cond_init(&z->idle, NULL) != 0)
 		goto nomem_lock;
-	if (pthread_cond_init(&z->landed, NULL) != 0)
+	if (afo_init(&z->order) != 0)
 		goto nomem_idle;
 	*out = z;
 	return AF_OK;
@@ -187,7 +187,7 @@ void af_inflate_close(af_inflate *z)
 		afz_cursor_free(z, &z->cursors[i]);
 	free(z->cursors);
 	afz_cache_free(z);
-	pthread_cond_destroy(&z->landed);
+	afo_destroy(&z->order);
 	pthread_cond_destroy(&z->idle);
 	pthread_mutex_destroy(&z->lock);
 	free(z);
@@ -387,6 +387,26 @@ af_status afz_read_direct(af_inflate *z, unsigned char *p, size_t len,
 	af_status st = afz_direct_locked(z, p, off, off + len, &at, false, err);
 	pthread_mutex_unlock(&z->lock);
 	return st;
+}
+
+size_t afz_order_enter(af_inflate *z, uint64_t off, size_t len)
+{
+	pthread_mutex_lock(&z->lock);
+	size_t flight = z->crc_ok || z->loaded
+				? AFO_NONE
+				: afo_enter(&z->order, &z->lock, off, len,
+					    z->size);
+	pthread_mutex_unlock(&z->lock);
+	return flight;
+}
+
+void afz_order_leave(af_inflate *z, size_t flight)
+{
+	if (flight == AFO_NONE)
+		return;
+	pthread_mutex_lock(&z->lock);
+	afo_leave(&z->order, flight);
+	pthread_mutex_unlock(&z->lock);
 }
 
 af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,

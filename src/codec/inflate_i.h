@@ -24,6 +24,7 @@
 #include "arrayfs/af_inflate.h"
 #include "bytes_i.h"
 #include "pool_i.h"
+#include "read_order_i.h"
 
 struct af_inflate_opts {
 	af_inflate_engine engine; /* AUTO: ISA-L when built with it */
@@ -260,20 +261,6 @@ struct afz_stream {
 /* Units a decoder keeps at most, ahead of its readers and behind them. */
 #define AFZ_SLOTS 8u
 
-/* A long read being served (inflate_order.c). */
-struct afz_flight {
-	bool live;
-	uint64_t off;
-};
-
-/* Long reads in flight that order each other; more go unordered. */
-#define AFZ_FLIGHTS 32u
-#define AFZ_NO_FLIGHT SIZE_MAX
-/* How far behind a long read another one in flight holds it back: the
- * longest O_DIRECT read the kernel splits into 1 MiB requests sent at once
- * that is worth serving in order. */
-#define AFZ_ORDER_FAR (16u << 20)
-
 struct af_inflate {
 	const af_source *src;
 	uint64_t size;
@@ -281,9 +268,7 @@ struct af_inflate {
 	struct af_inflate_opts o;
 	pthread_mutex_t lock;
 	pthread_cond_t idle;   /* broadcast whenever a cursor is released */
-	pthread_cond_t landed; /* broadcast whenever a long read ends */
-	struct afz_flight flights[AFZ_FLIGHTS];
-	uint64_t order_waits;  /* times a long read waited for one behind */
+	struct afo_gate order; /* long reads of a first pass, in order */
 	struct afz_point *points; /* sorted by out, append-only */
 	size_t npoints, cap;
 	size_t index_bytes;    /* windows as stored + point records */
@@ -591,12 +576,13 @@ struct afz_saved {
  * again from its point, then the unit did). Without a pool, a read this
  * long is what counts as a stream's on the saver (af_inflate_set_saver).
  */
-#define AFZ_SEQ_MIN (32u << 10)
+#define AFZ_SEQ_MIN AFO_LONG
 
 /*
- * A read of [off, off + len) starts (inflate_order.c): one at least
- * AFZ_SEQ_MIN long waits while another such read less than AFZ_ORDER_FAR
- * behind it is in flight. Returns what afz_order_leave takes when it ends.
+ * A read of [off, off + len) starts: during a first pass (the member's
+ * points do not cover it yet: no checked pass, no loaded index) it goes
+ * through z->order (read_order_i.h). Returns what afz_order_leave takes
+ * when it ends.
  */
 size_t afz_order_enter(af_inflate *z, uint64_t off, size_t len);
 void afz_order_leave(af_inflate *z, size_t flight);

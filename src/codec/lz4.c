@@ -84,8 +84,10 @@ static void index_free(af_lz4_index *ix, bool lock, bool cond)
 	for (uint64_t p = 0; ix->points && p <= ix->npoints; p++)
 		free(ix->points[p]);
 	lz4_walker_free(&ix->walk);
-	if (cond)
+	if (cond) {
+		afo_destroy(&ix->order);
 		pthread_cond_destroy(&ix->cond);
+	}
 	if (lock)
 		pthread_mutex_destroy(&ix->lock);
 	free(ix->finbuf);
@@ -145,6 +147,10 @@ af_status lz4_index_open_opts(af_lz4_index **out, const af_source *src,
 	ix->fhist = malloc(ix->hist ? ix->hist : 1);
 	bool locks = pthread_mutex_init(&ix->lock, NULL) == 0;
 	bool cond = locks && pthread_cond_init(&ix->cond, NULL) == 0;
+	if (cond && afo_init(&ix->order) != 0) {
+		pthread_cond_destroy(&ix->cond);
+		cond = false;
+	}
 	af_status st = AF_OK;
 	if (!ix->recs || !ix->zeros || !ix->points || !ix->cache || !ix->fhist ||
 	    !cond)
@@ -193,6 +199,16 @@ void af_lz4_index_close(af_lz4_index *ix)
 	if (ix->pool)
 		lz4_walk_stop(ix);
 	index_free(ix, true, true);
+}
+
+uint64_t af_lz4_index_decoded(af_lz4_index *ix)
+{
+	if (!ix)
+		return 0;
+	pthread_mutex_lock(&ix->lock);
+	uint64_t n = ix->decoded;
+	pthread_mutex_unlock(&ix->lock);
+	return n;
 }
 
 af_status af_lz4_index_set_pool(af_lz4_index *ix, af_pool *pool,
@@ -362,6 +378,8 @@ static af_status decode_behind(af_lz4_index *ix, uint64_t b, af_error *err)
 	}
 	pthread_mutex_lock(&ix->lock);
 	lz4_entry_done(ix, e, st);
+	if (st == AF_OK)
+		ix->decoded += lz4_blk_end(ix, b) - lz4_blk_start(ix, start);
 	return st == AF_OK ? AF_OK : lz4_fail_locked(ix, st, &mine, err);
 }
 
@@ -419,18 +437,31 @@ af_status af_lz4_index_read(af_lz4_index *ix, void *buf, size_t len,
 				    "LZ4 read of %zu bytes at %" PRIu64
 				    " is outside the decoded data",
 				    len, off);
+	/* during the first pass, long reads go in offset order */
+	size_t flight = AFO_NONE;
+	if (afo_counts(off, len, ix->out_len)) {
+		pthread_mutex_lock(&ix->lock);
+		if (ix->frontier < ix->nblocks)
+			flight = afo_enter(&ix->order, &ix->lock, off, len,
+					   ix->out_len);
+		pthread_mutex_unlock(&ix->lock);
+	}
 	unsigned char *out = buf;
-	while (len > 0) {
+	af_status st = AF_OK;
+	while (len > 0 && st == AF_OK) {
 		uint64_t b = off / ix->o.block;
 		size_t skip = (size_t)(off - lz4_blk_start(ix, b));
 		uint64_t left = lz4_blk_end(ix, b) - off;
 		size_t n = left < len ? (size_t)left : len;
-		af_status st = read_in_block(ix, b, skip, out, n, err);
-		if (st != AF_OK)
-			return st;
+		st = read_in_block(ix, b, skip, out, n, err);
 		out += n;
 		off += n;
 		len -= n;
 	}
-	return AF_OK;
+	if (flight != AFO_NONE) {
+		pthread_mutex_lock(&ix->lock);
+		afo_leave(&ix->order, flight);
+		pthread_mutex_unlock(&ix->lock);
+	}
+	return st;
 }

@@ -251,6 +251,8 @@ static af_status frontier_run(af_lz4_index *ix, uint64_t b, bool ahead,
 			lz4_fail_locked(ix, st, &mine, err);
 			break;
 		}
+		if (e)
+			ix->decoded += lz4_blk_end(ix, f) - lz4_blk_start(ix, f);
 		ix->frontier = f + 1;
 	}
 	ix->frontier_busy = false;
@@ -313,7 +315,7 @@ void lz4_decode_ahead(af_lz4_index *ix, uint64_t b)
 	afp_submit(ix->pool, &ix->ahead_job);
 }
 
-uint64_t lz4_index_decoded(af_lz4_index *ix)
+uint64_t lz4_index_settled_frontier(af_lz4_index *ix)
 {
 	pthread_mutex_lock(&ix->lock);
 	while (ix->ahead_running || ix->frontier_busy)

@@ -87,7 +87,7 @@ size_t lz4_index_points(af_lz4_index *ix);
 /** Cache blocks decoded from the block's start (the frontier) once no
  * decode-ahead job is queued or running (for tests: never with a pool of
  * no thread, whose jobs wait to be taken back). */
-uint64_t lz4_index_decoded(af_lz4_index *ix);
+uint64_t lz4_index_settled_frontier(af_lz4_index *ix);
 
 /** The memory af_lz4_index_bound promises for @p out_len with @p o. */
 uint64_t lz4_bound_opts(uint64_t out_len, const struct lz4_opts *o);

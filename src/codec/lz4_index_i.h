@@ -21,6 +21,7 @@
 
 #include "lz4_i.h"
 #include "pool_i.h"
+#include "read_order_i.h"
 
 enum entry_state { ENT_EMPTY = 0, ENT_FILLING, ENT_VALID };
 
@@ -47,6 +48,7 @@ struct af_lz4_index {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;   /* broadcast when an entry or the frontier frees */
+	struct afo_gate order; /* long reads ahead of the frontier, in order */
 	uint64_t frontier;     /* blocks [0, frontier) were walked and decoded */
 	bool frontier_busy;
 	/* [b] is the sequence holding output b * block, for b <= frontier;
@@ -59,6 +61,8 @@ struct af_lz4_index {
 	struct lz4_entry *cache;
 	uint64_t tick;
 	size_t mem;            /* bytes held; atomic */
+	uint64_t decoded;      /* lock: output bytes decoded, again counting
+				* again (af_lz4_index_decoded) */
 
 	/* the walker: the frontier owner's, or while walk_running the walk
 	 * job's (lz4_frontier.c), which walks ahead of the frontier on a

@@ -16,6 +16,12 @@ bool afd_lz4share_wanted(const af_array *a, af_view_kind kind)
 
 static void share_free(struct afd_lz4share *s)
 {
+	uint64_t decoded = af_lz4_index_decoded(s->ix);
+	if (s->ctx && decoded)
+		afd_log(&s->ctx->log, AFD_LOG_DEBUG,
+			"%s: LZ4 index closed: %llu bytes decoded of %llu",
+			s->sf->path, (unsigned long long)decoded,
+			(unsigned long long)af_lz4_index_size(s->ix));
 	af_lz4_index_close(s->ix);
 	if (s->fd >= 0)
 		close(s->fd);
@@ -86,6 +92,7 @@ int afd_lz4share_get(struct afd_ctx *c, struct afd_src *sf, const af_array *a,
 	}
 	afd_log(&c->log, AFD_LOG_DEBUG, "%s: LZ4 index opened (%zu MiB at most)",
 		sf->path, mine->cost >> 20);
+	mine->ctx = c;
 	*out = mine;
 	return 0;
 }

@@ -37,6 +37,7 @@ struct afd_lz4share {
 	af_lz4_index *ix;
 	size_t cost;              /* af_lz4_index_bound of the decoded size */
 	unsigned bound;           /* bound handles counting cost (bound lock) */
+	struct afd_ctx *ctx;      /* for the -d line at the last put */
 };
 
 /**

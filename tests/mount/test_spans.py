@@ -8,7 +8,6 @@ readers interleaved with a sequential one all read right; a span whose
 CRC-32 disagrees with the saved index still reads as EIO."""
 import errno
 import io
-import mmap
 import os
 import re
 import struct
@@ -48,14 +47,7 @@ def closing_line(log):
 
 def read_by_mib(path):
     """The whole of @p path, read 1 MiB a read."""
-    got = bytearray()
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(MIB)
-            if not b:
-                break
-            got += b
-    return bytes(got)
+    return mountlib.read_in_steps(path, MIB)
 
 
 def forge_piece_crc(buf, which):
@@ -176,19 +168,7 @@ class SpansCase(unittest.TestCase):
         reads may still start out of order before any of them is counted
         (1.13x once in CI), so the bound is 1.35x."""
         def direct(path):
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-            buf = mmap.mmap(-1, 16 * MIB)  # page-aligned, as O_DIRECT wants
-            got = bytearray()
-            try:
-                while True:
-                    n = os.preadv(fd, [buf], len(got))
-                    got += buf[:n]
-                    if n < len(buf):
-                        break
-            finally:
-                os.close(fd)
-                buf.close()
-            return bytes(got)
+            return mountlib.read_direct(path, 16 * MIB)
 
         self.assertLess(self.first_pass_inflated(direct), SIZE * 1.35)
         if os.geteuid() != 0:

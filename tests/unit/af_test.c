@@ -203,3 +203,16 @@ int aft_run(Suite *s)
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+bool aft_counted_soon(pthread_mutex_t *lock, const uint64_t *counter)
+{
+	for (int i = 0; i < 10000; i++) {
+		pthread_mutex_lock(lock);
+		uint64_t n = *counter;
+		pthread_mutex_unlock(lock);
+		if (n)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}

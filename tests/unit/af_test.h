@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <check.h>
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "arrayfs/af_array.h"
@@ -76,6 +77,11 @@ void aft_assert_refused(af_status st, const af_error *err, const char *what);
  * for every program that calls this); NAME runs the others.
  */
 void aft_tag_slow(TCase *tc);
+/**
+ * Whether @p counter, guarded by @p lock, is above 0 within about 10 s:
+ * another thread got to the point that counts it.
+ */
+bool aft_counted_soon(pthread_mutex_t *lock, const uint64_t *counter);
 /** Run @p s with Check, print its summary, return the process exit status. */
 int aft_run(Suite *s);
 

@@ -20,6 +20,7 @@ daemon this module started, so an interrupted or failing test leaves no mount.
 import atexit
 import errno
 import io
+import mmap
 import os
 import select
 import shutil
@@ -327,6 +328,37 @@ def mount(source, mountpoint=None, *args):
     except BaseException:
         m.cleanup()
         raise
+
+
+def read_in_steps(path, step):
+    """The whole of @p path, read @p step bytes a read (through the
+    kernel's page cache and read-ahead)."""
+    got = bytearray()
+    with open(path, "rb", buffering=0) as f:
+        while True:
+            b = f.read(step)
+            if not b:
+                break
+            got += b
+    return bytes(got)
+
+
+def read_direct(path, step):
+    """The whole of @p path, read with O_DIRECT @p step bytes a read: the
+    kernel sends each as 1 MiB reads at once, without its page cache."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, step)  # page-aligned, as O_DIRECT wants
+    got = bytearray()
+    try:
+        while True:
+            n = os.preadv(fd, [buf], len(got))
+            got += buf[:n]
+            if n < len(buf):
+                break
+    finally:
+        os.close(fd)
+        buf.close()
+    return bytes(got)
 
 
 def _cleanup_all():
