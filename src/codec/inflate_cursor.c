@@ -131,6 +131,7 @@ af_status afz_cursor_start(af_inflate *z, struct afz_cursor *c,
 	c->refused = false;
 	c->seek_fed = 0;
 	c->scouted = false;
+	c->rescout = false;
 	c->crc = 0;
 	c->vpiece = AFZ_NO_PIECE;
 	c->bad_from = c->bad_to = 0;

@@ -187,6 +187,9 @@ struct afz_cursor {
 	bool scouted;       /* ISA-L: the range of the next boundary is known */
 	uint64_t seek_from; /* ISA-L: hand seek chunks from this compressed */
 	uint64_t seek_to;   /* byte to this one, where the boundary lies */
+	bool rescout;       /* ISA-L: the scout ran out of input first: the
+			     * boundary lies past seek_from; scout again
+			     * there, with the next input */
 	bool from_start;    /* produced every byte since 0: crc is running */
 	bool ended;         /* reached the end and saw the stream end there */
 	bool crc_checked;   /* ended with a matching CRC-32 */
@@ -290,6 +293,9 @@ struct af_inflate {
 	size_t ngrid, gridcap; /* lock */
 	uint64_t inflated;     /* output bytes produced, atomic (a counter
 				* for tests and the -d log) */
+	uint64_t seek_steps;   /* ISA-L calls handed at most AFZ_SEEK_CHUNK
+				* bytes to reach a boundary, atomic (a
+				* counter for tests) */
 	af_status sticky;      /* AF_OK, or the error every read now returns */
 	af_error sticky_err;
 	size_t mem;            /* bytes held; atomic (zlib allocates unlocked) */

@@ -397,6 +397,28 @@ START_TEST(isal_made_streams)
 }
 END_TEST
 
+/* A first pass over @p s through a decoder tuned by @p o, in reads of
+ * @p step bytes, each checked; the decoder, for the caller to close, and
+ * the whole output in *out (the caller frees it). */
+static af_inflate *pass_with(const struct stream *s, af_source *src,
+			     const struct af_inflate_opts *o, size_t step,
+			     unsigned char **out)
+{
+	af_inflate *z;
+	af_error err;
+	af_source_init_mem(src, s->comp, s->clen);
+	ck_assert_int_eq(af_inflate_open_opts(&z, src, s->plen, s->crc, o, &err),
+			 AF_OK);
+	*out = malloc(s->plen);
+	ck_assert_ptr_nonnull(*out);
+	size_t n;
+	for (uint64_t off = 0; off < s->plen; off += step)
+		ck_assert_int_eq(af_inflate_read(z, *out + off, step, off, &n,
+						 &err), AF_OK);
+	ck_assert(memcmp(*out, s->plain, s->plen) == 0);
+	return z;
+}
+
 START_TEST(fixed_code_stream_goes_to_zlib)
 {
 	/* fixed-code blocks have 3-bit headers that ISA-L's 32-byte calls
@@ -410,20 +432,11 @@ START_TEST(fixed_code_stream_goes_to_zlib)
 	o.seek_limit = 16 * KIB;
 	o.index_div = 0; /* a point every span */
 	af_source src;
-	af_inflate *z;
-	af_error err;
-	af_source_init_mem(&src, s.comp, s.clen);
-	ck_assert_int_eq(af_inflate_open_opts(&z, &src, s.plen, s.crc, &o, &err),
-			 AF_OK);
-	unsigned char *out = malloc(s.plen);
-	ck_assert_ptr_nonnull(out);
-	size_t n;
-	for (uint64_t off = 0; off < s.plen; off += 100 * KIB) {
-		ck_assert_int_eq(af_inflate_read(z, out + off, 100 * KIB, off, &n,
-						 &err), AF_OK);
-	}
-	ck_assert(memcmp(out, s.plain, s.plen) == 0);
+	unsigned char *out;
+	af_inflate *z = pass_with(&s, &src, &o, 100 * KIB, &out);
 	ck_assert_int_eq(af_inflate_engine_used(z), AF_INFLATE_ZLIB);
+	af_error err;
+	size_t n;
 	/* its blocks end every ~200 KiB of output: a point at most of them */
 	ck_assert_uint_ge(af_inflate_points(z), 10);
 	for (size_t i = af_inflate_points(z); i-- > 0;) {
@@ -435,6 +448,39 @@ START_TEST(fixed_code_stream_goes_to_zlib)
 	free(out);
 	af_inflate_close(z);
 	free_stream(&s);
+}
+END_TEST
+
+/* A boundary past the input the cursor holds: the scout ran out of input
+ * before it, and scouts again once the next input is in, so the cursor
+ * seeks at most a scout chunk in AFZ_SEEK_CHUNK steps. Before, it went on
+ * in those steps to the boundary, through the next input: one point in 20
+ * of a numpy member (zlib blocks of 40-80 KiB output, 512 KiB of input
+ * held) took 650 steps or more, two thirds of a pass's seek steps. */
+START_TEST(a_scout_out_of_input_scouts_again)
+{
+#ifdef AF_HAVE_ISAL
+	struct stream s;
+	/* memLevel 9: blocks of 32 Ki symbols, 16 KiB or so of input each,
+	 * twice the input the cursor holds */
+	make_stream(&s, 4 * MIB, NIBBLES, 5);
+	zlib_compress(&s, 6, 9, Z_DEFAULT_STRATEGY, 0);
+	struct af_inflate_opts o = small_opts(AF_INFLATE_ISAL);
+	o.index_div = 0; /* a point every span */
+	af_source src;
+	unsigned char *out;
+	af_inflate *z = pass_with(&s, &src, &o, 256 * KIB, &out);
+	ck_assert_int_eq(af_inflate_engine_used(z), AF_INFLATE_ISAL);
+	size_t points = af_inflate_points(z);
+	ck_assert_uint_ge(points, 40);
+	/* a scout chunk, the 8 bytes ISA-L reads ahead and a block header,
+	 * at most, per point */
+	uint64_t most = (o.scout_chunk + 8 + 300) / o.seek_chunk + 1;
+	ck_assert_uint_le(z->seek_steps, points * most);
+	free(out);
+	af_inflate_close(z);
+	free_stream(&s);
+#endif
 }
 END_TEST
 
@@ -712,6 +758,7 @@ int main(void)
 	tcase_add_test(tc, isal_made_streams);
 	tcase_add_test(tc, python_zlib_members);
 	tcase_add_test(tc, fixed_code_stream_goes_to_zlib);
+	tcase_add_test(tc, a_scout_out_of_input_scouts_again);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bad");
