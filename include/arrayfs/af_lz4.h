@@ -17,7 +17,11 @@
  *  - The first read that needs a byte decodes from the start up to it,
  *    once (a sequential reader decodes each byte once); a read behind that
  *    decodes at most AF_LZ4_SPAN bytes, from the nearest access point or
- *    cached block.
+ *    cached block. Until the whole block has been decoded once, a read of
+ *    32 KiB or more (or one ending the output) waits while such a read
+ *    less than 16 MiB behind it is being served, so that reads sent at
+ *    once (a deep read-ahead window, a long O_DIRECT read) decode in
+ *    order rather than past each other's blocks.
  *  - A block that LZ4_decompress_safe refuses, or that decodes to another
  *    length than declared, gives AF_E_CORRUPT (err->offset: the source
  *    offset of the faulty sequence) to every read from the one that finds
