@@ -133,10 +133,11 @@ af_inflate_engine af_inflate_engine_used(af_inflate *z);
 /**
  * Copy up to @p len bytes of output at @p off into @p buf; *nread gets the
  * count (short only at the end of the output). Until a pass from 0 checked
- * the CRC-32 (or an index was loaded), a read of 32 KiB or more waits
- * while another such read less than 16 MiB behind it is under way, so that
- * reads sent at once (a kernel's read-ahead, an O_DIRECT read split into
- * requests) do not take the pass past each other's bytes.
+ * the CRC-32 (or an index was loaded), a read of 32 KiB or more (or one
+ * ending the output) waits while another such read less than 16 MiB behind
+ * it is under way, so that reads sent at once (a kernel's read-ahead, an
+ * O_DIRECT read split into requests) do not take the pass past each
+ * other's bytes.
  * Returns AF_OK, AF_E_CORRUPT, AF_E_TRUNCATED, AF_E_NOMEM or AF_E_IO.
  */
 af_status af_inflate_read(af_inflate *z, void *buf, size_t len, uint64_t off,
