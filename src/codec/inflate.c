@@ -391,6 +391,8 @@ af_status afz_read_direct(af_inflate *z, unsigned char *p, size_t len,
 
 size_t afz_order_enter(af_inflate *z, uint64_t off, size_t len)
 {
+	if (!afo_counts(off, len, z->size))
+		return AFO_NONE; /* a random reader's: not even the lock */
 	pthread_mutex_lock(&z->lock);
 	size_t flight = z->crc_ok || z->loaded
 				? AFO_NONE
