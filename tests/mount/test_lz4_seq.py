@@ -5,8 +5,8 @@
 handed to the kernel in one writev (ops.c, reply_pieces), never written
 into a splice pipe first - libfuse's -d log marks a spliced reply
 "(splice)"; with all of a read's pieces in memory none may be. And a
-first pass read by reads the kernel sends at once decodes each byte
-about once."""
+first pass decodes each byte about once when the kernel sends its reads
+several at once."""
 import os
 import re
 import sys
