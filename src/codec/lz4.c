@@ -261,12 +261,19 @@ static struct lz4_entry *cache_find(af_lz4_index *ix, uint64_t b)
 	return NULL;
 }
 
-/* Whether valid entry @p e should go before valid entry @p than: a block
- * decoded ahead for a reader who has not read it yet goes last. */
+/*
+ * Whether valid entry @p e should go before valid entry @p than: a block
+ * decoded for a reader who has not read it yet (fresh) goes last, and of
+ * those the last decoded first: the block before it stays, so decoding it
+ * again costs one block, where the first one decoded would be decoded
+ * again from the access point before it (up to a span).
+ */
 static bool evict_first(const struct lz4_entry *e,
 			const struct lz4_entry *than)
 {
-	return e->fresh != than->fresh ? !e->fresh : e->used < than->used;
+	if (e->fresh != than->fresh)
+		return !e->fresh;
+	return e->fresh ? e->used > than->used : e->used < than->used;
 }
 
 struct lz4_entry *lz4_cache_claim(af_lz4_index *ix, uint64_t b, bool ahead,

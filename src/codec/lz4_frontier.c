@@ -245,8 +245,16 @@ static af_status frontier_run(af_lz4_index *ix, uint64_t b, bool ahead,
 		pthread_mutex_unlock(&ix->lock);
 		st = frontier_step(ix, f, e, in_place, &mine);
 		pthread_mutex_lock(&ix->lock);
-		if (e)
+		if (e) {
+			/* on its way to a read far ahead, the run passes
+			 * blocks that reads counted behind that one want:
+			 * they stay until read, as blocks decoded ahead do */
+			if (!ahead)
+				e->fresh = afo_wanted(&ix->order,
+						      lz4_blk_start(ix, f),
+						      lz4_blk_end(ix, f));
 			lz4_entry_done(ix, e, st);
+		}
 		if (st != AF_OK) {
 			lz4_fail_locked(ix, st, &mine, err);
 			break;

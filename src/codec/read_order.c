@@ -58,6 +58,7 @@ size_t afo_enter(struct afo_gate *g, pthread_mutex_t *lock, uint64_t off,
 		 * starts later does not wait for it, and one ahead does */
 		g->flights[me].live = true;
 		g->flights[me].off = off;
+		g->flights[me].end = off + len;
 	}
 	for (;;) {
 		bool wait = false;
@@ -77,4 +78,14 @@ void afo_leave(struct afo_gate *g, size_t flight)
 		return;
 	g->flights[flight].live = false;
 	pthread_cond_broadcast(&g->landed);
+}
+
+bool afo_wanted(const struct afo_gate *g, uint64_t from, uint64_t to)
+{
+	for (size_t i = 0; i < AFO_FLIGHTS; i++) {
+		const struct afo_flight *f = &g->flights[i];
+		if (f->live && f->off < to && from < f->end)
+			return true;
+	}
+	return false;
 }

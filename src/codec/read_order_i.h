@@ -29,7 +29,7 @@
 
 struct afo_flight {
 	bool live;
-	uint64_t off;
+	uint64_t off, end;
 };
 
 /* Guarded by the decoder's own mutex, which every call below holds. */
@@ -62,5 +62,9 @@ size_t afo_enter(struct afo_gate *g, pthread_mutex_t *lock, uint64_t off,
 /** The read of @p flight (afo_enter's, AFO_NONE is fine) ended; lock
  * held. */
 void afo_leave(struct afo_gate *g, size_t flight);
+
+/** Whether a counted read in flight wants bytes of [from, to); lock
+ * held. */
+bool afo_wanted(const struct afo_gate *g, uint64_t from, uint64_t to);
 
 #endif /* ARRAYFS_READ_ORDER_I_H */

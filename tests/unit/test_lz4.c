@@ -635,6 +635,29 @@ START_TEST(a_sequential_reader_gets_blocks_decoded_ahead)
 }
 END_TEST
 
+/* 16 blocks of 64 KiB of TEXT made with @p seed (*raw, and the block in
+ * *c, both for the caller to free), through an index of @p cache cached
+ * blocks and a point every @p span_blocks blocks, over @p src. */
+#define GATE_BLK (64u << 10)
+static af_lz4_index *open_16_blocks(uint64_t seed, uint64_t span_blocks,
+				    unsigned cache, af_source *src,
+				    unsigned char **raw, unsigned char **c)
+{
+	size_t n = 16 * GATE_BLK, cn;
+	*raw = make(TEXT, n, seed);
+	*c = compress(*raw, n, &cn);
+	struct lz4_opts o;
+	lz4_default_opts(&o);
+	o.block = GATE_BLK;
+	o.span = span_blocks * GATE_BLK;
+	o.cache_blocks = cache;
+	af_source_init_mem(src, *c, cn);
+	af_lz4_index *ix;
+	af_error err;
+	ck_assert_int_eq(lz4_index_open_opts(&ix, src, 0, cn, n, &o, &err), AF_OK);
+	return ix;
+}
+
 /* The kernel sends a deep read-ahead window or a long O_DIRECT read as
  * 1 MiB reads at once: during the first pass, one that starts while a
  * read behind it is under way waits for it, rather than taking the
@@ -643,20 +666,11 @@ END_TEST
  * 1.4-1.8 times the block through the daemon). */
 START_TEST(a_long_read_waits_for_the_one_behind_it)
 {
-	const size_t blk = 64u << 10;
-	size_t n = 16 * blk, cn;
-	unsigned char *raw = make(TEXT, n, 5), *got = malloc(n);
-	unsigned char *c = compress(raw, n, &cn);
-	struct lz4_opts o;
-	lz4_default_opts(&o);
-	o.block = blk;
-	o.span = 4 * blk;
-	o.cache_blocks = 2;
+	const size_t blk = GATE_BLK, n = 16 * blk;
+	unsigned char *raw, *c, *got = malloc(n);
 	af_source src;
-	af_source_init_mem(&src, c, cn);
-	af_lz4_index *ix;
+	af_lz4_index *ix = open_16_blocks(5, 4, 2, &src, &raw, &c);
 	af_error err;
-	ck_assert_int_eq(lz4_index_open_opts(&ix, &src, 0, cn, n, &o, &err), AF_OK);
 	ck_assert_int_eq(af_lz4_index_read(ix, got, blk, 0, &err), AF_OK);
 	ck_assert_uint_eq(af_lz4_index_decoded(ix), blk);
 	/* a read of blocks 1 and 2 is under way... */
@@ -691,6 +705,48 @@ START_TEST(a_long_read_waits_for_the_one_behind_it)
 					   3 * blk, &err), AF_OK);
 	ck_assert(memcmp(got, raw, n) == 0);
 	ck_assert_uint_eq(af_lz4_index_decoded(ix), n);
+	af_lz4_index_close(ix);
+	free(c);
+	free(got);
+	free(raw);
+}
+END_TEST
+
+/* A far read can start before the reads behind it are counted, and its
+ * run of the frontier passes their blocks: those that counted reads want
+ * stay until read, and when every cached block is such a one, the last
+ * decoded goes first, its predecessor cached: decoding it again costs one
+ * block. Before, the run evicted the first ones, and each was decoded
+ * again from the access point before it (up to a span). */
+START_TEST(a_far_reads_run_keeps_the_blocks_counted_reads_want)
+{
+	const size_t blk = GATE_BLK, n = 16 * blk;
+	unsigned char *raw, *c, *got = malloc(n);
+	af_source src;
+	/* one access point: at 0 */
+	af_lz4_index *ix = open_16_blocks(9, 16, 4, &src, &raw, &c);
+	af_error err;
+	/* the frontier to block 6, blocks 2-5 cached */
+	ck_assert_int_eq(af_lz4_index_read(ix, got, 4096, 5 * blk, &err), AF_OK);
+	ck_assert_uint_eq(af_lz4_index_decoded(ix), 6 * blk);
+	/* a read of blocks 6-9 is counted... */
+	pthread_mutex_lock(&ix->lock);
+	size_t behind = afo_enter(&ix->order, &ix->lock, 6 * blk, 4 * blk, n);
+	pthread_mutex_unlock(&ix->lock);
+	ck_assert_uint_ne(behind, AFO_NONE);
+	/* ...when one of block 10 runs the frontier there (a short read: the
+	 * gate lets it by, as it did the far read that started first) */
+	ck_assert_int_eq(af_lz4_index_read(ix, got, 4096, 10 * blk, &err), AF_OK);
+	ck_assert(memcmp(got, raw + 10 * blk, 4096) == 0);
+	ck_assert_uint_eq(af_lz4_index_decoded(ix), 11 * blk);
+	/* the counted read: block 9 again from block 8, nothing more */
+	ck_assert_int_eq(af_lz4_index_read(ix, got + 6 * blk, 4 * blk, 6 * blk,
+					   &err), AF_OK);
+	ck_assert(memcmp(got + 6 * blk, raw + 6 * blk, 4 * blk) == 0);
+	ck_assert_uint_eq(af_lz4_index_decoded(ix), 12 * blk);
+	pthread_mutex_lock(&ix->lock);
+	afo_leave(&ix->order, behind);
+	pthread_mutex_unlock(&ix->lock);
 	af_lz4_index_close(ix);
 	free(c);
 	free(got);
@@ -797,6 +853,7 @@ int main(void)
 	tcase_add_test(tc, walking_ahead_on_a_pool_agrees_with_liblz4);
 	tcase_add_test(tc, a_sequential_reader_gets_blocks_decoded_ahead);
 	tcase_add_test(tc, a_long_read_waits_for_the_one_behind_it);
+	tcase_add_test(tc, a_far_reads_run_keeps_the_blocks_counted_reads_want);
 	tcase_add_test(tc, views_share_one_index);
 	tcase_add_test(tc, empty_output_and_bad_arguments);
 	tcase_add_test(tc, view_cost_is_the_index_bound);

@@ -97,6 +97,10 @@ START_TEST(a_long_read_waits_only_for_one_near_behind_it)
 	ck_assert_uint_ne(first, AFO_NONE);
 	ck_assert_uint_eq(afo_enter(&t.g, &t.lock, 0, AFO_LONG - 1, SIZE),
 			  AFO_NONE);
+	/* the range each counted read wants is known */
+	ck_assert(afo_wanted(&t.g, 5 * MIB - 1, 5 * MIB));
+	ck_assert(!afo_wanted(&t.g, 5 * MIB, 6 * MIB));
+	ck_assert(!afo_wanted(&t.g, 0, 4 * MIB));
 	pthread_mutex_unlock(&t.lock);
 	struct read at[3] = {
 		{ &t, 4 * MIB, 0, 0, false, false },          /* same */
