@@ -254,13 +254,14 @@ static af_status frontier_run(af_lz4_index *ix, uint64_t b, bool ahead,
 						      lz4_blk_start(ix, f),
 						      lz4_blk_end(ix, f));
 			lz4_entry_done(ix, e, st);
+			if (st == AF_OK)
+				ix->decoded += lz4_blk_end(ix, f) -
+					       lz4_blk_start(ix, f);
 		}
 		if (st != AF_OK) {
 			lz4_fail_locked(ix, st, &mine, err);
 			break;
 		}
-		if (e)
-			ix->decoded += lz4_blk_end(ix, f) - lz4_blk_start(ix, f);
 		ix->frontier = f + 1;
 	}
 	ix->frontier_busy = false;
