@@ -538,3 +538,18 @@ bool afd_nodes_sum_get(struct afd_nodes *t, const struct afd_node *n,
 	pthread_mutex_unlock(&t->lock);
 	return got;
 }
+
+bool afd_nodes_sum_of_path(struct afd_nodes *t, const char *path,
+			   struct afd_arrsum *out)
+{
+	/* an array folder of a source file: entry, version and sub 0 */
+	uint64_t key = key_of(NK_ARRAY, AE_NONE, path, NULL, 0, 0);
+	pthread_mutex_lock(&t->lock);
+	struct afd_node *n = find_locked(t, key, NK_ARRAY, AE_NONE, path, NULL,
+					 0, 0);
+	bool got = n && n->sum;
+	if (got)
+		*out = *n->sum;
+	pthread_mutex_unlock(&t->lock);
+	return got;
+}

@@ -187,6 +187,10 @@ int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
  * false when nothing is. */
 bool afd_nodes_sum_get(struct afd_nodes *t, const struct afd_node *n,
 		       struct afd_arrsum *out);
+/** The same for the live array folder node of source file @p path (not an
+ * npz member), if there is one: a listing asks it of every array name. */
+bool afd_nodes_sum_of_path(struct afd_nodes *t, const char *path,
+			   struct afd_arrsum *out);
 
 /**
  * Remember that entry node @p n serves bytes [@p off, @p off + @p len) of

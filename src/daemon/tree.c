@@ -337,6 +337,35 @@ static int array_file(struct afd_id *child, struct afd_res *r)
 	return 0;
 }
 
+/*
+ * Whether source file @p path is still exactly the version @p sum was
+ * made from: 0 (*st its fresh lstat) or 1 (changed, gone, not a regular
+ * file). With @p fd_out the file is opened (O_RDONLY) rather than stat'ed,
+ * for a caller that keeps the fd (*fd_out, only when 0 is returned): the
+ * O_PATH open and close of a stat would come on top of its open.
+ */
+static int still_summed(struct afd_ctx *c, const char *path,
+			const struct afd_arrsum *sum, struct stat *st,
+			int *fd_out)
+{
+	int fd = fd_out ? afd_srcpath_open(&c->root, path,
+					   O_RDONLY | O_NONBLOCK) : -1;
+	int rc = fd_out ? (fd < 0 ? fd : (fstat(fd, st) < 0 ? -errno : 0)) :
+		 afd_srcpath_stat(&c->root, path, st);
+	struct afd_ident now;
+	if (rc == 0 && S_ISREG(st->st_mode)) {
+		afd_ident_of(&now, st);
+		rc = afd_ident_eq(&now, &sum->id) ? 0 : 1;
+	} else {
+		rc = 1;
+	}
+	if (rc == 0 && fd_out)
+		*fd_out = fd;
+	else if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 		      const char *name, struct afd_id *child,
 		      struct afd_res *r)
@@ -344,6 +373,16 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	child->path = afd_path_join(parent->path, name);
 	if (!child->path)
 		return -ENOMEM;
+	/* an array file whose folder's node is live (listed before) and
+	 * remembers its version: one lstat, no open or parse, for each name
+	 * of a folder listed again that holds more arrays than src_max */
+	if (afd_is_array_name(name) &&
+	    afd_nodes_sum_of_path(&c->nodes, child->path, &r->sum) &&
+	    still_summed(c, child->path, &r->sum, &r->st, NULL) == 0) {
+		child->kind = NK_ARRAY;
+		r->summed = true;
+		return 0;
+	}
 	/* an array name is most often an array file: opened at once, no
 	 * lookup of its own first; anything else (another name, a folder, a
 	 * symlink, our mount, an error) is looked at as below */
@@ -400,34 +439,21 @@ static int lookup_summed(struct afd_ctx *c, const struct afd_node *parent,
 {
 	if (parent->member || !afd_nodes_sum_get(&c->nodes, parent, &r->sum))
 		return 1;
+	/* the read of data as one range of the file keeps the fd */
 	struct stat st;
-	struct afd_ident now;
-	/* opened rather than stat'ed when the caller keeps the fd for a
-	 * read of data as one range of the file: the O_PATH open and close
-	 * of a stat would come on top of it */
-	if (!r->sum.data_plain)
-		fd_out = NULL;
-	int fd = fd_out ? afd_srcpath_open(&c->root, parent->path,
-					   O_RDONLY | O_NONBLOCK) : -1;
-	int rc = fd_out ? (fd < 0 ? fd : (fstat(fd, &st) < 0 ? -errno : 0)) :
-		 afd_srcpath_stat(&c->root, parent->path, &st);
-	if (rc == 0 && S_ISREG(st.st_mode)) {
-		afd_ident_of(&now, &st);
-		rc = afd_ident_eq(&now, &r->sum.id) ? 0 : 1;
-	} else {
-		rc = 1;
-	}
-	if (rc == 0 && !(r->sum.has & (1u << e)))
-		rc = -ENOENT;
-	if (rc == 0 && fd_out)
-		*fd_out = fd;
-	else if (fd >= 0)
-		close(fd);
-	if (rc > 0)
+	if (still_summed(c, parent->path, &r->sum, &st,
+			 r->sum.data_plain ? fd_out : NULL))
 		return 1;
+	if (!(r->sum.has & (1u << e))) {
+		if (fd_out && *fd_out >= 0) {
+			close(*fd_out);
+			*fd_out = -1;
+		}
+		return -ENOENT;
+	}
 	r->st = st;
 	r->summed = true;
-	return rc;
+	return 0;
 }
 
 static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,

@@ -34,8 +34,9 @@ struct afd_res {
 	long midx;                        /* npz member, or -1 */
 	long zdir;                        /* NK_NPZDIR folder, or -1 */
 	struct afd_stack *stk;            /* under `.stack/`: referenced */
-	/* an entry looked up from its array folder node's afd_arrsum: then
-	 * sf and ai are NULL, and st is a fresh lstat of that version */
+	/* an entry, or an array folder listed again, looked up from the
+	 * array folder node's afd_arrsum: then sf and ai are NULL, and st is
+	 * a fresh lstat of that version */
 	bool summed;
 	struct afd_arrsum sum;
 };

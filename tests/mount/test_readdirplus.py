@@ -275,7 +275,8 @@ class BeyondTheParseCacheCase(mountlib.FreshMountCase):
     the time a program reads what it listed, the listing's parses have
     left the cache. Looking up each X.npy/data must still parse nothing:
     the array folder's node remembers what its entries' lookups need from
-    the version it was listed as (one stat says it is still that one)."""
+    the version it was listed as (one stat says it is still that one).
+    Nor does listing the folder again parse what has not changed."""
     mount_args = ("-d",)
     MANY = 4200
 
@@ -311,6 +312,30 @@ class BeyondTheParseCacheCase(mountlib.FreshMountCase):
             return os.stat(self.mp("big", names[0], "data")).st_size == new.nbytes
         wait_for(fresh, DEADLINE, what="the new size of %s/data" % names[0])
         self.assertEqual(read_os(self.mp("big", names[0], "data")), new.tobytes())
+
+    def test_listing_again_parses_only_the_sources_changed_since(self):
+        # the folder's second listing answers each array from its folder's
+        # node (one stat says it is the version listed): no open, no parse.
+        # A source replaced by rename, or by a file that is no array, is
+        # parsed again and listed as what it is now
+        names = sorted(os.listdir(self.mp("big")))
+        replaced, broken = names[7], names[8]
+        new = np.arange(50, dtype="<u2")
+        write_by_rename(self.src.join("big", replaced), npy_bytes(new))
+        write(self.src.join("big", broken), b"no longer an array")
+        at = len(self.m.log())
+        self.assertEqual(sorted(os.listdir(self.mp("big"))), names)
+        parsed = set(re.findall(r"parsing (\S+)", self.m.log()[at:]))
+        self.assertEqual(parsed, {"big/" + replaced, "big/" + broken},
+                         "the second listing parsed %d sources" % len(parsed))
+
+        def fresh():
+            return (os.stat(self.mp("big", replaced, "data")).st_size == new.nbytes and
+                    os.path.isfile(self.mp("big", broken)))
+        wait_for(fresh, DEADLINE, what="the changed sources as they are now")
+        self.assertEqual(read_os(self.mp("big", replaced, "data")), new.tobytes())
+        self.assertEqual(read_os(self.mp("big", broken)), b"no longer an array")
+        self.assertEqual(read_os(self.mp("big", names[9], "data")), array(9).tobytes())
 
 
 if __name__ == "__main__":
