@@ -136,6 +136,35 @@ START_TEST(forget_of_more_than_counted_or_of_nothing_is_harmless)
 }
 END_TEST
 
+START_TEST(a_listed_array_folder_is_found_by_its_path_while_it_lives)
+{
+	struct afd_arrsum sum, got;
+	memset(&sum, 0, sizeof(sum));
+	sum.key = 42;
+	sum.size[AE_DATA] = 784;
+	/* nothing remembered: no node, then a node with no summary */
+	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
+	struct afd_node *a = get(NK_ARRAY, AE_NONE, "d/a.npy", NULL, 0, NULL);
+	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
+	ck_assert_int_eq(afd_nodes_sum_set(&t, a, &sum), 0);
+	ck_assert(afd_nodes_sum_of_path(&t, "d/a.npy", &got));
+	ck_assert_uint_eq(got.key, 42);
+	ck_assert_uint_eq(got.size[AE_DATA], 784);
+	/* only the array folder of that source file: not another path, nor
+	 * an npz member's folder of the same path */
+	ck_assert(!afd_nodes_sum_of_path(&t, "d/b.npy", &got));
+	struct afd_node *m = get(NK_ARRAY, AE_NONE, "d/z.npz", "k", 0, NULL);
+	ck_assert_int_eq(afd_nodes_sum_set(&t, m, &sum), 0);
+	ck_assert(!afd_nodes_sum_of_path(&t, "d/z.npz", &got));
+	/* forgotten: nothing is found, and a new node remembers nothing */
+	ck_assert_ptr_eq(afd_nodes_forget(&t, a, 1), a);
+	afd_node_free(a);
+	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
+	get(NK_ARRAY, AE_NONE, "d/a.npy", NULL, 0, NULL);
+	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
+}
+END_TEST
+
 START_TEST(many_nodes_grow_the_table_and_keep_their_ids)
 {
 	enum { N = 5000 };
@@ -272,6 +301,7 @@ static Suite *nodes_suite(void)
 	tcase_add_test(tc, inode_numbers_follow_path_member_and_entry);
 	tcase_add_test(tc, forget_counts_down_and_unlinks_at_zero);
 	tcase_add_test(tc, forget_of_more_than_counted_or_of_nothing_is_harmless);
+	tcase_add_test(tc, a_listed_array_folder_is_found_by_its_path_while_it_lives);
 	tcase_add_test(tc, many_nodes_grow_the_table_and_keep_their_ids);
 	tcase_add_test(tc, collect_finds_every_node_of_a_source_and_its_folder_entry);
 	suite_add_tcase(s, tc);
