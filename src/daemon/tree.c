@@ -439,18 +439,14 @@ static int lookup_summed(struct afd_ctx *c, const struct afd_node *parent,
 {
 	if (parent->member || !afd_nodes_sum_get(&c->nodes, parent, &r->sum))
 		return 1;
+	bool has = r->sum.has & (1u << e);
 	/* the read of data as one range of the file keeps the fd */
 	struct stat st;
 	if (still_summed(c, parent->path, &r->sum, &st,
-			 r->sum.data_plain ? fd_out : NULL))
+			 has && r->sum.data_plain ? fd_out : NULL))
 		return 1;
-	if (!(r->sum.has & (1u << e))) {
-		if (fd_out && *fd_out >= 0) {
-			close(*fd_out);
-			*fd_out = -1;
-		}
+	if (!has)
 		return -ENOENT;
-	}
 	r->st = st;
 	r->summed = true;
 	return 0;
