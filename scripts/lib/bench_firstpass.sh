@@ -6,7 +6,7 @@
 # The first pass after a listing (issue 12), on the 60,000 small arrays:
 # a fresh mount, `os.listdir` of the folder (timed: readdirplus resolves
 # and parses every array there), then every img*.npy/data read once with
-# os.open/os.read/os.close. The no-work floor, in the same process and
+# os.open/os.read/os.close, then the folder listed again (timed). The no-work floor, in the same process and
 # interleaved in chunks of 500 files: the same listing and pass over
 # tests/bench/nowork_ll (the same names and sizes, answered from the
 # inode number alone: the same LOOKUP and READ a file), and 1000 no-work
@@ -49,7 +49,7 @@ def cpu_s(pid):  # user + system time of every thread of process pid
 
 if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
     # "ls_s ls_nowork_s us_file us_nowork us_rt cpu_us_file cpu_us_nowork
-    #  ls_cpu_us_file ls_cpu_us_nowork"
+    #  ls_cpu_us_file ls_cpu_us_nowork ls_again_s ls_again_nowork_s"
     miss = os.path.join(sys.argv[4], "missing")
     pids = sys.argv[5:7]
     c0 = cpu_s(pids[0])
@@ -80,10 +80,17 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
         t_files, t_n = t_files + t1 - t0, t_n + t2 - t1
         t_rt, rts = t_rt + time.perf_counter() - t2, rts + 1000
     cpu = [cpu_s(p) - c for p, c in zip(pids, cpu0)]
-    print("%.2f %.2f %.1f %.1f %.1f %.1f %.1f %.1f %.1f" % (
+    # the folder listed again (a shell's glob before reading is such a
+    # listing): every X.npy is still held by the kernel
+    t0 = time.perf_counter()
+    os.listdir(d)
+    t1 = time.perf_counter()
+    os.listdir(sys.argv[3])
+    ls2, ls2_n = t1 - t0, time.perf_counter() - t1
+    print("%.2f %.2f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.2f %.2f" % (
         ls, ls_n, t_files / len(paths) * 1e6, t_n / len(paths_n) * 1e6,
         t_rt / rts * 1e6, cpu[0] / len(paths) * 1e6, cpu[1] / len(paths_n) * 1e6,
-        ls_cpu / len(names) * 1e6, ls_cpu_n / len(names_n) * 1e6))
+        ls_cpu / len(names) * 1e6, ls_cpu_n / len(names_n) * 1e6, ls2, ls2_n))
 elif mode == "count":  # DIR LOG -> "requests_per_file ioctls_per_open {opcodes}"
     log = sys.argv[3]
     skip = ("FORGET", "BATCH_FORGET", "RELEASEDIR")
@@ -128,16 +135,17 @@ firstpass_section() {
 	start_fs h
 	hello_pid=${pids[-1]}
 	fp_file=(); fp_rt=(); fp_ls=(); fp_n=(); fp_nls=(); fp_cpu=(); fp_ncpu=(); fp_load=()
-	fp_lscpu=(); fp_nlscpu=()
+	fp_lscpu=(); fp_nlscpu=(); fp_ls2=(); fp_nls2=()
 	for _ in $(seq "$runs"); do
 		start_fs n -o "files=$small_n"
 		nowork_pid=${pids[-1]}
 		start_fs a
-		read -r ls_s ls_n us_file us_n us_rt cpu_a cpu_n lscpu_a lscpu_n < <(first_pass time \
+		read -r ls_s ls_n us_file us_n us_rt cpu_a cpu_n lscpu_a lscpu_n ls2_a ls2_n < <(first_pass time \
 			"$work/mnt_a/small" "$work/mnt_n" "$work/mnt_h" "${pids[-1]}" "$nowork_pid")
 		fp_ls+=("$ls_s"); fp_file+=("$us_file"); fp_rt+=("$us_rt")
 		fp_nls+=("$ls_n"); fp_n+=("$us_n"); fp_cpu+=("$cpu_a"); fp_ncpu+=("$cpu_n")
 		fp_lscpu+=("$lscpu_a"); fp_nlscpu+=("$lscpu_n")
+		fp_ls2+=("$ls2_a"); fp_nls2+=("$ls2_n")
 		fp_load+=("$(cut -d" " -f1 /proc/loadavg)")
 		read -r us_os us_py src_os src_py < <(first_pass isatty "$work/mnt_a/small" "$work/src/small")
 		daemon_probe "${pids[-1]}"
@@ -160,6 +168,8 @@ firstpass_section() {
 	row "  all runs" "${fp_ls[*]}" "${fp_nls[*]}"
 	row "daemon CPU time during the listing (us a file)" "$(minf "${fp_lscpu[@]}")" "$(minf "${fp_nlscpu[@]}") / -"
 	row "  all runs" "${fp_lscpu[*]}" "${fp_nlscpu[*]}"
+	row "ls again, after reading every data (s)" "$(minf "${fp_ls2[@]}")" "$(minf "${fp_nls2[@]}") / -"
+	row "  all runs" "${fp_ls2[*]}" "${fp_nls2[*]}"
 	row "every data once (us a file)" "$fp_best" "$n_best / -"
 	row "  all runs" "${fp_file[*]}" "${fp_n[*]}"
 	row "daemon CPU time during the pass (us a file)" "$(minf "${fp_cpu[@]}")" "$(minf "${fp_ncpu[@]}") / -"
