@@ -16,8 +16,12 @@ Each run: a fresh arrayfs mount and a fresh server, the source read first
 (the first read after mounting: every byte through the daemon) and again
 (from the mount's page cache, as the plain file comes from the source's);
 then a fresh server on the folder, the .npy timed. The bytes through the
-mount are checked once against the .npy's data. Prints MiB/s of the best
-run of each and every run, as `name value` lines for scripts/bench.
+mount are checked once against the .npy's data. With BENCH_PASSTHROUGH
+set to a build of libfuse's passthrough_ll, each run also times the same
+server over a fresh passthrough_ll mount of the folder (-o cache=always),
+the .npy first read and again: what any FUSE file system costs the server
+here. Prints MiB/s of the best run of each and every run, as `name value`
+lines for scripts/bench.
 
 usage: bench_share.py KIND ARRAYFS SOURCE_DIR NPY_NAME RUNS [ARRAYFS_OPTION...]
 (as root)
@@ -26,6 +30,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -120,6 +125,41 @@ def digest_through(server, rel):
     return h.hexdigest()
 
 
+def passthrough_times(pll, make, src, name, mib):
+    """(first read, again) in MiB/s of NAME through the server over a fresh
+    passthrough_ll mount of SRC."""
+    mnt = tempfile.mkdtemp(prefix="bench-pll-")
+    let_others_in(os.path.join(mnt, "x"))
+    proc = subprocess.Popen([pll, "-f", "-o", "source=" + src, "-o", "allow_other",
+                             "-o", "cache=always", mnt], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.ismount(mnt):
+                break
+            time.sleep(0.1)
+        else:
+            raise SystemExit("passthrough_ll did not mount %s" % mnt)
+        server = make(mnt)
+        server.srv.start()
+        try:
+            read_source(os.path.join(src, name))
+            first = mib / fetch(server, name, "/dev/null")
+            read_source(os.path.join(src, name))
+            again = mib / fetch(server, name, "/dev/null")
+        finally:
+            server.srv.stop()
+    finally:
+        subprocess.run(["fusermount3", "-u", mnt], stderr=subprocess.DEVNULL)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.rmdir(mnt)
+    return first, again
+
+
 def data_digest(path):
     a = np.load(path, mmap_mode="r")
     h = hashlib.sha256()
@@ -140,7 +180,8 @@ def main():
     let_others_in(path)
     want, nbytes = data_digest(path)
     mib = nbytes / (1 << 20)
-    via_mount, warm, direct = [], [], []
+    pll = os.environ.get("BENCH_PASSTHROUGH")
+    via_mount, warm, direct, pll_first, pll_again = [], [], [], [], []
     for run in range(runs):
         m = Mount(src, None, ["-o", "allow_other", "-o", "no_index"] + extra)
         m.start()
@@ -158,6 +199,11 @@ def main():
                 server.srv.stop()
         finally:
             m.umount()
+        if pll:
+            first, again = passthrough_times(pll, make, src, name,
+                                             os.path.getsize(path) / (1 << 20))
+            pll_first.append(first)
+            pll_again.append(again)
         server = make(src)
         server.srv.start()
         try:
@@ -175,6 +221,13 @@ def main():
     print("direct_all %s" % fmt("%.0f" % x for x in direct))
     print("ratio %.2fx" % (max(via_mount) / max(direct)))
     print("warm_ratio %.2fx" % (max(warm) / max(direct)))
+    if pll:
+        print("pll %.0f" % max(pll_first))
+        print("pll_again %.0f" % max(pll_again))
+        print("pll_all %s" % fmt("%.0f" % x for x in pll_first))
+        print("pll_again_all %s" % fmt("%.0f" % x for x in pll_again))
+        print("pll_ratio %.2fx" % (max(pll_first) / max(direct)))
+        print("pll_again_ratio %.2fx" % (max(pll_again) / max(direct)))
 
 
 if __name__ == "__main__":
