@@ -61,11 +61,16 @@ static int str_eq(const char *a, const char *b)
 
 void afd_node_free(struct afd_node *n)
 {
-	free(n->path);
-	free(n->member);
-	free(n->name);
 	free(n->sum);
 	free(n);
+}
+
+/* Copy @p len bytes of @p str to *@p at and move *@p at past them. */
+static char *put_str(char **at, const char *str, size_t len)
+{
+	char *out = memcpy(*at, str, len);
+	*at += len;
+	return out;
 }
 
 static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
@@ -73,20 +78,24 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 				 uint64_t version, uint64_t sub,
 				 uint64_t parent, const char *name)
 {
-	struct afd_node *n = calloc(1, sizeof(*n));
+	if (!name)
+		name = "";
+	size_t lp = strlen(path) + 1, ln = strlen(name) + 1;
+	size_t lm = member ? strlen(member) + 1 : 0;
+	/* the node and its strings in one block: a listing of many arrays
+	 * makes a node per entry, and three small strings of their own cost
+	 * more than the node (malloc's 32-byte chunks) */
+	struct afd_node *n = calloc(1, sizeof(*n) + lp + ln + lm);
 	if (!n)
 		return NULL;
+	char *at = (char *)(n + 1);
+	n->path = put_str(&at, path, lp);
+	n->name = put_str(&at, name, ln);
+	n->member = member ? put_str(&at, member, lm) : NULL;
 	n->kind = kind;
 	n->entry = e;
 	n->wd = -1;
 	n->parent = parent;
-	n->path = strdup(path);
-	n->member = member ? strdup(member) : NULL;
-	n->name = strdup(name ? name : "");
-	if (!n->path || (member && !n->member) || !n->name) {
-		afd_node_free(n);
-		return NULL;
-	}
 	n->version = version;
 	n->sub = sub;
 	n->key = key_of(kind, e, path, member, version, sub);

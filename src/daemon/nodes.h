@@ -87,6 +87,7 @@ struct afd_node {
 	int wd;                /* inotify watch of an NK_DIR, or -1 */
 	bool watched;          /* every change to what it shows is pushed to
 				* the kernel (else it is cached briefly) */
+	/* the three strings live in the node's own block (node_new) */
 	char *path;            /* source-relative path ("." = the root folder) */
 	char *member;          /* npz member name or folder prefix, else NULL */
 	char *name;            /* the name in the parent */
