@@ -144,12 +144,10 @@ static void unlink_node(struct afd_nodes *t, struct afd_node *n)
 	t->count--;
 }
 
-/* Double the buckets when the load passes 1; a failed resize is harmless. */
-static void maybe_grow(struct afd_nodes *t)
+/* Rehash into @p nb buckets (a power of two); a failed resize is
+ * harmless: the table keeps its buckets. */
+static void rehash(struct afd_nodes *t, size_t nb)
 {
-	if (t->count < t->nbuckets)
-		return;
-	size_t nb = t->nbuckets * 2;
 	struct afd_node **id = calloc(nb, sizeof(*id));
 	struct afd_node **src = calloc(nb, sizeof(*src));
 	struct afd_node **nid = calloc(nb, sizeof(*nid));
@@ -177,6 +175,21 @@ static void maybe_grow(struct afd_nodes *t)
 		}
 	}
 	free(old);
+}
+
+/* Double the buckets when the load passes 1. */
+static void maybe_grow(struct afd_nodes *t)
+{
+	if (t->count >= t->nbuckets)
+		rehash(t, t->nbuckets * 2);
+}
+
+/* Halve them when the load falls under 1/4: a walk of a big tree (du,
+ * find) grows the table, and the kernel forgets it all later. */
+static void maybe_shrink(struct afd_nodes *t)
+{
+	if (t->nbuckets > AFD_NODES_MIN_BUCKETS && t->count < t->nbuckets / 4)
+		rehash(t, t->nbuckets / 2);
 }
 
 int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
@@ -414,10 +427,22 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 	node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
 	if (node->nlookup == 0 && node != t->root) {
 		unlink_node(t, node);
+		maybe_shrink(t);
+		t->freed++;
 		gone = node;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return gone;
+}
+
+bool afd_nodes_trim_due(struct afd_nodes *t)
+{
+	pthread_mutex_lock(&t->lock);
+	bool due = t->freed >= AFD_NODES_TRIM_AFTER;
+	if (due)
+		t->freed = 0;
+	pthread_mutex_unlock(&t->lock);
+	return due;
 }
 
 size_t afd_nodes_count(struct afd_nodes *t)

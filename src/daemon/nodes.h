@@ -108,8 +108,13 @@ struct afd_nodes {
 	struct afd_node *root;
 	struct afd_node **id_tab, **src_tab, **nid_tab;
 	size_t nbuckets, count;
+	size_t freed;          /* nodes freed since afd_nodes_trim_due said so */
 	struct afd_idmap ids;  /* every id issued, and what it names */
 };
+
+/* Nodes freed between two returns of the heap's free memory to the
+ * system (afd_nodes_trim_due): 16,384 nodes are about 5 MB. */
+#define AFD_NODES_TRIM_AFTER 16384u
 
 /** Stable st_ino for an identity (never 0 or 1). */
 uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e);
@@ -174,6 +179,13 @@ struct afd_node *afd_nodes_adopt(struct afd_nodes *t,
 struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 				  uint64_t n);
 void afd_node_free(struct afd_node *n);
+/**
+ * Whether AFD_NODES_TRIM_AFTER nodes were freed since it last said so
+ * (then it counts again): the forget that freed them gives the heap's
+ * free memory back to the system, or the daemon would keep the peak of
+ * the biggest walk of the tree for good.
+ */
+bool afd_nodes_trim_due(struct afd_nodes *t);
 /** How many nodes the table holds, the root included (for the -d log). */
 size_t afd_nodes_count(struct afd_nodes *t);
 

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,9 +270,15 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 	}
 }
 
-/* With -d: how many nodes are left, so a test sees every lookup undone. */
-static void log_nodes_left(struct afd_ctx *c)
+/* After a forget: with many nodes freed since the last time, give the
+ * heap's free memory back (glibc keeps it otherwise); with -d, say how
+ * many nodes are left, so a test sees every lookup undone. */
+static void after_forget(struct afd_ctx *c)
 {
+	if (afd_nodes_trim_due(&c->nodes)) {
+		malloc_trim(0);
+		afd_log(&c->log, AFD_LOG_DEBUG, "forget: free memory returned");
+	}
 	if (c->log.debug)
 		afd_log(&c->log, AFD_LOG_DEBUG, "forget: %zu nodes left",
 			afd_nodes_count(&c->nodes));
@@ -281,7 +288,7 @@ static void arrayfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct afd_ctx *c = afd_ctx(req);
 	forget_one(c, node_of(req, ino), nlookup);
-	log_nodes_left(c);
+	after_forget(c);
 	fuse_reply_none(req);
 }
 
@@ -292,7 +299,7 @@ static void arrayfs_ll_forget_multi(fuse_req_t req, size_t count,
 	for (size_t i = 0; i < count; i++)
 		forget_one(c, afd_nodes_from_id(&c->nodes, forgets[i].ino),
 			   forgets[i].nlookup);
-	log_nodes_left(c);
+	after_forget(c);
 	fuse_reply_none(req);
 }
 

@@ -313,6 +313,28 @@ class BeyondTheParseCacheCase(mountlib.FreshMountCase):
         wait_for(fresh, DEADLINE, what="the new size of %s/data" % names[0])
         self.assertEqual(read_os(self.mp("big", names[0], "data")), new.tobytes())
 
+    @mountlib.unittest.skipUnless(os.geteuid() == 0, "drop_caches needs root")
+    def test_memory_of_a_walk_is_given_back_when_the_kernel_forgets_it(self):
+        # a walk into every array folder (du, find) makes a node per entry:
+        # about ten an array. Once the kernel forgets them, the daemon frees
+        # them and gives the heap's free memory back to the system
+        walked = 0
+        for _, dirs, files in os.walk(self.mp("big")):
+            walked += len(dirs) + len(files)
+            dirs[:] = [d for d in dirs if not d.endswith(".zarr")]
+        self.assertGreater(walked, 9 * self.MANY)
+        at = len(self.m.log())
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("2")
+
+        def only_the_root_left():
+            return 1 in map(int, re.findall(r"forget: (\d+) nodes left", self.m.log()[at:]))
+        wait_for(only_the_root_left, DEADLINE, what="the kernel's forgets")
+        self.assertTrue("forget: free memory returned" in self.m.log()[at:],
+                        "the forgets of %d entries gave no memory back" % walked)
+        names = sorted(os.listdir(self.mp("big")))
+        self.assertEqual(read_os(self.mp("big", names[5], "data")), array(5).tobytes())
+
     def test_listing_again_parses_only_the_sources_changed_since(self):
         # the folder's second listing answers each array from its folder's
         # node (one stat says it is the version listed): no open, no parse.

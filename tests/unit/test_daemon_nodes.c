@@ -165,6 +165,19 @@ START_TEST(a_listed_array_folder_is_found_by_its_path_while_it_lives)
 }
 END_TEST
 
+/* Node @p n of "d/f<i>.npy" (entry data, version i) is found again by its
+ * identity (one more lookup counted) and by its id. */
+static void assert_found_again(struct afd_node *n, int i)
+{
+	char path[32];
+	snprintf(path, sizeof(path), "d/f%d.npy", i);
+	int created;
+	ck_assert_ptr_eq(get(NK_ENTRY, AE_DATA, path, NULL, (uint64_t)i,
+			     &created), n);
+	ck_assert_int_eq(created, 0);
+	ck_assert_ptr_eq(afd_nodes_from_id(&t, afd_nodes_id(&t, n)), n);
+}
+
 START_TEST(many_nodes_grow_the_table_and_keep_their_ids)
 {
 	enum { N = 5000 };
@@ -176,20 +189,42 @@ START_TEST(many_nodes_grow_the_table_and_keep_their_ids)
 	}
 	ck_assert_uint_eq(t.count, N + 1);
 	ck_assert_uint_gt(t.nbuckets, 1024);
-	for (int i = 0; i < N; i++) {
-		snprintf(path, sizeof(path), "d/f%d.npy", i);
-		int created;
-		ck_assert_ptr_eq(get(NK_ENTRY, AE_DATA, path, NULL, (uint64_t)i,
-				     &created), made[i]);
-		ck_assert_int_eq(created, 0);
-		ck_assert_ptr_eq(afd_nodes_from_id(&t, afd_nodes_id(&t, made[i])),
-				 made[i]);
-	}
-	for (int i = 0; i < N; i++) {
+	for (int i = 0; i < N; i++)
+		assert_found_again(made[i], i);
+	/* forgetting most of them shrinks the table again; the rest are
+	 * still found, by identity and by id */
+	size_t grown = t.nbuckets;
+	for (int i = 0; i < N - 10; i++) {
 		ck_assert_ptr_eq(afd_nodes_forget(&t, made[i], 2), made[i]);
 		afd_node_free(made[i]);
 	}
+	ck_assert_uint_lt(t.nbuckets, grown);
+	ck_assert_uint_ge(t.nbuckets, 1024);
+	for (int i = N - 10; i < N; i++) {
+		assert_found_again(made[i], i);
+		ck_assert_ptr_eq(afd_nodes_forget(&t, made[i], 3), made[i]);
+		afd_node_free(made[i]);
+	}
 	ck_assert_uint_eq(t.count, 1);
+	ck_assert_uint_eq(t.nbuckets, 1024);
+}
+END_TEST
+
+START_TEST(a_trim_is_due_once_each_time_enough_nodes_are_freed)
+{
+	char path[32];
+	ck_assert(!afd_nodes_trim_due(&t));
+	for (unsigned i = 0; i < 2 * AFD_NODES_TRIM_AFTER + 5; i++) {
+		snprintf(path, sizeof(path), "f%u", i);
+		struct afd_node *n = get(NK_FILE, AE_NONE, path, NULL, 0, NULL);
+		/* a forget that frees nothing counts nothing */
+		ck_assert_ptr_null(afd_nodes_forget(&t, get(NK_FILE, AE_NONE, path,
+							    NULL, 0, NULL), 1));
+		ck_assert_ptr_eq(afd_nodes_forget(&t, n, 1), n);
+		afd_node_free(n);
+		bool due = afd_nodes_trim_due(&t);
+		ck_assert_int_eq(due, (i + 1) % AFD_NODES_TRIM_AFTER == 0);
+	}
 }
 END_TEST
 
@@ -303,6 +338,7 @@ static Suite *nodes_suite(void)
 	tcase_add_test(tc, forget_of_more_than_counted_or_of_nothing_is_harmless);
 	tcase_add_test(tc, a_listed_array_folder_is_found_by_its_path_while_it_lives);
 	tcase_add_test(tc, many_nodes_grow_the_table_and_keep_their_ids);
+	tcase_add_test(tc, a_trim_is_due_once_each_time_enough_nodes_are_freed);
 	tcase_add_test(tc, collect_finds_every_node_of_a_source_and_its_folder_entry);
 	suite_add_tcase(s, tc);
 	TCase *src = tcase_create("sources");
