@@ -6,8 +6,9 @@
 # The first pass after a listing (issue 12), on the 60,000 small arrays:
 # a fresh mount, `os.listdir` of the folder (timed: readdirplus resolves
 # and parses every array there), then every img*.npy/data read once with
-# os.open/os.read/os.close, then the folder listed again (timed). The no-work floor, in the same process and
-# interleaved in chunks of 500 files: the same listing and pass over
+# os.open/os.read/os.close, then the folder listed again (timed). The
+# no-work floor, in the same process and interleaved in chunks of 500
+# files: the same listing and pass over
 # tests/bench/nowork_ll (the same names and sizes, answered from the
 # inode number alone: the same LOOKUP and READ a file), and 1000 no-work
 # round trips to libfuse's hello_ll (stat of a missing name: one LOOKUP
