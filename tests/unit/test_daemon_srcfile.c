@@ -2,6 +2,8 @@
 /* Tests for src/daemon/srcfile.c: the source cache, by file version. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +261,51 @@ START_TEST(b_zarr_is_decided_when_first_asked)
 }
 END_TEST
 
+struct zarr_race {
+	pthread_barrier_t go;
+	struct afd_zarrinfo *z;
+};
+
+static void *ask_zarr(void *arg)
+{
+	struct zarr_race *r = arg;
+	pthread_barrier_wait(&r->go);
+	bool first = afd_zarr_exists(r->z);
+	pthread_barrier_wait(&r->go);
+	return (void *)(uintptr_t)first;
+}
+
+/* Two callers asking at once: one decides, the other waits, both get the
+ * same answer. Under ThreadSanitizer this also holds the state word to
+ * its atomics (a plain read after deciding raced a waiter's CAS). */
+START_TEST(b_zarr_is_decided_once_for_callers_asking_at_once)
+{
+	struct zarr_race r;
+	ck_assert_int_eq(pthread_barrier_init(&r.go, NULL, 3), 0);
+	for (int round = 0; round < 2000; round++) {
+		struct afd_arrinfo *ai = calloc(1, sizeof(*ai));
+		ck_assert_ptr_nonnull(ai);
+		afd_zarr_info_init(ai, AF_ZARR_CHUNK_DEFAULT);
+		/* no data: decided as none, at once */
+		r.z = &ai->zarr;
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			ck_assert_int_eq(pthread_create(&t[i], NULL, ask_zarr, &r), 0);
+		pthread_barrier_wait(&r.go);
+		pthread_barrier_wait(&r.go);
+		for (int i = 0; i < 2; i++) {
+			void *got;
+			ck_assert_int_eq(pthread_join(t[i], &got), 0);
+			ck_assert_ptr_null(got);
+		}
+		ck_assert_uint_eq(__atomic_load_n(&ai->zarr.state, __ATOMIC_ACQUIRE),
+				  ZI_NONE);
+		free(ai);
+	}
+	pthread_barrier_destroy(&r.go);
+}
+END_TEST
+
 START_TEST(only_regular_files_with_array_names_are_parsed)
 {
 	aftd_write(dir, "bad.npy", "not an array at all", 19);
@@ -409,6 +456,7 @@ static Suite *srcfile_suite(void)
 	tcase_add_test(tc, the_fd_handed_out_is_of_the_version_returned);
 	tcase_add_test(tc, a_header_is_parsed_from_its_prefix_alone);
 	tcase_add_test(tc, b_zarr_is_decided_when_first_asked);
+	tcase_add_test(tc, b_zarr_is_decided_once_for_callers_asking_at_once);
 	tcase_add_test(tc, only_regular_files_with_array_names_are_parsed);
 	tcase_add_test(tc, opening_at_once_finds_the_same_versions);
 	tcase_add_test(tc, the_least_recently_used_go_beyond_the_limit);
