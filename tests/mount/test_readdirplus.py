@@ -74,6 +74,27 @@ def populate(root):
             os.utime(p, ns=(ahead, os.lstat(p).st_mtime_ns), follow_symlinks=False)
 
 
+def forget_everything(case):
+    """Drop the kernel's dentries and inodes, so that it forgets every node
+    of CASE's mount; wait until its daemon's -d log says only the root is
+    left (failing with the last counts if not). Returns where the log stood
+    before the drop."""
+    at = len(case.m.log())
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("2")  # dentries and inodes: the kernel forgets them all
+
+    # each forget logs the count after its own; threads may write
+    # their lines out of order, so any line will do
+    def only_the_root_left():
+        return 1 in map(int, re.findall(r"forget: (\d+) nodes left", case.m.log()[at:]))
+    try:
+        wait_for(only_the_root_left, DEADLINE, what="the kernel's forgets")
+    except AssertionError:
+        left = re.findall(r"forget: \d+ nodes left", case.m.log()[at:])
+        case.fail("nodes are left after the kernel forgot everything: %s" % left[-3:])
+    return at
+
+
 class ReaddirplusCase(mountlib.FreshMountCase):
     mount_args = ("-d",)
 
@@ -255,19 +276,7 @@ class ReaddirplusCase(mountlib.FreshMountCase):
         os.listdir(self.mp("many", "sub"))
         for i in range(0, N, 10):
             read_os(self.mp("many", "a%04d.npy" % i, "data"))
-        at = len(self.m.log())
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("2")  # dentries and inodes: the kernel forgets them all
-
-        # each forget logs the count after its own; threads may write
-        # their lines out of order, so any line will do
-        def only_the_root_left():
-            return 1 in map(int, re.findall(r"forget: (\d+) nodes left", self.m.log()[at:]))
-        try:
-            wait_for(only_the_root_left, DEADLINE, what="the kernel's forgets")
-        except AssertionError:
-            left = re.findall(r"forget: \d+ nodes left", self.m.log()[at:])
-            self.fail("nodes are left after the kernel forgot everything: %s" % left[-3:])
+        forget_everything(self)
 
 
 class BeyondTheParseCacheCase(mountlib.FreshMountCase):
@@ -323,13 +332,7 @@ class BeyondTheParseCacheCase(mountlib.FreshMountCase):
             walked += len(dirs) + len(files)
             dirs[:] = [d for d in dirs if not d.endswith(".zarr")]
         self.assertGreater(walked, 9 * self.MANY)
-        at = len(self.m.log())
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("2")
-
-        def only_the_root_left():
-            return 1 in map(int, re.findall(r"forget: (\d+) nodes left", self.m.log()[at:]))
-        wait_for(only_the_root_left, DEADLINE, what="the kernel's forgets")
+        at = forget_everything(self)
         self.assertTrue("forget: free memory returned" in self.m.log()[at:],
                         "the forgets of %d entries gave no memory back" % walked)
         names = sorted(os.listdir(self.mp("big")))

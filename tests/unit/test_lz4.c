@@ -658,6 +658,23 @@ static af_lz4_index *open_16_blocks(uint64_t seed, uint64_t span_blocks,
 	return ix;
 }
 
+/* Count a read of [@p off, +@p len) in flight at the gate of @p ix, as
+ * af_lz4_index_read does (AFO_NONE: not counted). */
+static size_t hold_flight(af_lz4_index *ix, size_t off, size_t len, size_t n)
+{
+	pthread_mutex_lock(&ix->lock);
+	size_t flight = afo_enter(&ix->order, &ix->lock, off, len, n);
+	pthread_mutex_unlock(&ix->lock);
+	return flight;
+}
+
+static void end_flight(af_lz4_index *ix, size_t flight)
+{
+	pthread_mutex_lock(&ix->lock);
+	afo_leave(&ix->order, flight);
+	pthread_mutex_unlock(&ix->lock);
+}
+
 /* The kernel sends a deep read-ahead window or a long O_DIRECT read as
  * 1 MiB reads at once: during the first pass, one that starts while a
  * read behind it is under way waits for it, rather than taking the
@@ -674,9 +691,7 @@ START_TEST(a_long_read_waits_for_the_one_behind_it)
 	ck_assert_int_eq(af_lz4_index_read(ix, got, blk, 0, &err), AF_OK);
 	ck_assert_uint_eq(af_lz4_index_decoded(ix), blk);
 	/* a read of blocks 1 and 2 is under way... */
-	pthread_mutex_lock(&ix->lock);
-	size_t behind = afo_enter(&ix->order, &ix->lock, blk, 2 * blk, n);
-	pthread_mutex_unlock(&ix->lock);
+	size_t behind = hold_flight(ix, blk, 2 * blk, n);
 	ck_assert_uint_ne(behind, AFO_NONE);
 	/* ...when the one of block 3 starts: it waits, decoding nothing */
 	struct reader far = { ix, raw, n, 0, 0, 3 * blk, blk };
@@ -688,19 +703,14 @@ START_TEST(a_long_read_waits_for_the_one_behind_it)
 	 * not hold it back) and ends */
 	ck_assert_int_eq(af_lz4_index_read(ix, got + blk, 2 * blk, blk, &err),
 			 AF_OK);
-	pthread_mutex_lock(&ix->lock);
-	afo_leave(&ix->order, behind);
-	pthread_mutex_unlock(&ix->lock);
+	end_flight(ix, behind);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(far.bad, 0);
 	ck_assert(memcmp(got, raw, 3 * blk) == 0);
 	/* each block decoded once, through a cache of 2 */
 	ck_assert_uint_eq(af_lz4_index_decoded(ix), 4 * blk);
 	/* short reads (random readers) neither wait nor hold back */
-	pthread_mutex_lock(&ix->lock);
-	ck_assert_uint_eq(afo_enter(&ix->order, &ix->lock, 0, 4096, n),
-			  AFO_NONE);
-	pthread_mutex_unlock(&ix->lock);
+	ck_assert_uint_eq(hold_flight(ix, 0, 4096, n), AFO_NONE);
 	ck_assert_int_eq(af_lz4_index_read(ix, got + 3 * blk, n - 3 * blk,
 					   3 * blk, &err), AF_OK);
 	ck_assert(memcmp(got, raw, n) == 0);
@@ -730,9 +740,7 @@ START_TEST(a_far_reads_run_keeps_the_blocks_counted_reads_want)
 	ck_assert_int_eq(af_lz4_index_read(ix, got, 4096, 5 * blk, &err), AF_OK);
 	ck_assert_uint_eq(af_lz4_index_decoded(ix), 6 * blk);
 	/* a read of blocks 6-9 is counted... */
-	pthread_mutex_lock(&ix->lock);
-	size_t behind = afo_enter(&ix->order, &ix->lock, 6 * blk, 4 * blk, n);
-	pthread_mutex_unlock(&ix->lock);
+	size_t behind = hold_flight(ix, 6 * blk, 4 * blk, n);
 	ck_assert_uint_ne(behind, AFO_NONE);
 	/* ...when one of block 10 runs the frontier there (a short read: the
 	 * gate lets it by, as it did the far read that started first) */
@@ -744,9 +752,7 @@ START_TEST(a_far_reads_run_keeps_the_blocks_counted_reads_want)
 					   &err), AF_OK);
 	ck_assert(memcmp(got + 6 * blk, raw + 6 * blk, 4 * blk) == 0);
 	ck_assert_uint_eq(af_lz4_index_decoded(ix), 12 * blk);
-	pthread_mutex_lock(&ix->lock);
-	afo_leave(&ix->order, behind);
-	pthread_mutex_unlock(&ix->lock);
+	end_flight(ix, behind);
 	af_lz4_index_close(ix);
 	free(c);
 	free(got);
