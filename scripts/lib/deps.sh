@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   gcc meson ninja-build pkg-config
   libfuse3-dev fuse3 zlib1g-dev liblz4-dev libisal-dev check
-  python3 python3-numpy
+  python3 python3-numpy python3-lz4
   attr man-db groff-base valgrind
   build-essential debhelper dpkg-dev lintian fakeroot
   samba smbclient python3-smbc nginx curl python3-fsspec python3-aiohttp python3-requests
