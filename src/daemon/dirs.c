@@ -13,6 +13,14 @@
 #include "dirs.h"
 #include "tree.h"
 
+/*
+ * How many names of a B.zarr/ listing come with their entries: its
+ * metadata files and first chunks, so that a walk (du, find -ls) of
+ * array folders holding small stores looks nothing up, while a store of
+ * 100,000 chunks still makes at most this many nodes at a listing.
+ */
+#define AFD_ZARR_LISTED_ENTRIES 64u
+
 struct afd_dirh {
 	enum afd_nkind kind;
 	char *path;              /* the node's source path */
@@ -262,11 +270,14 @@ static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
 			dt = ch->member < 0 ? DT_DIR :
 			     afd_is_array_name(name) ? DT_UNKNOWN : DT_REG;
 		}
-		/* entries for an array folder's few files; an archive's or a
-		 * store's names alone, as plain readdir: an entry would parse
-		 * every member or keep a node per chunk */
-		bool ok = add(req, plus, d->kind == NK_ARRAY, buf, size, &used,
-			      name, ino, dt, (off_t)(k + 1));
+		/* entries for an array folder's few files and a store's first
+		 * names; an archive's names alone, as plain readdir: an entry
+		 * would parse every member */
+		bool entry = d->kind == NK_ARRAY ||
+			     (d->kind == NK_ZARRDIR &&
+			      k - 2 < AFD_ZARR_LISTED_ENTRIES);
+		bool ok = add(req, plus, entry, buf, size, &used, name, ino, dt,
+			      (off_t)(k + 1));
 		free(tmp);
 		if (!ok)
 			break;

@@ -95,11 +95,9 @@ def forget_everything(case):
     return at
 
 
-class ReaddirplusCase(mountlib.FreshMountCase):
-    mount_args = ("-d",)
-
-    def populate(self):
-        populate(self.src.path)
+class CountsRequests:
+    """For a FreshMountCase mounted with -d: the requests sent since a
+    mark."""
 
     def mark(self):
         """Where the daemon's log ends now: count requests from there.
@@ -118,6 +116,26 @@ class ReaddirplusCase(mountlib.FreshMountCase):
             if op not in NOT_ROUND_TRIPS:
                 out[op] = out.get(op, 0) + 1
         return out
+
+    def attrs_as_fresh_mount_says(self, seen):
+        """SEEN: {path parts: os.lstat result}; each equals what a fresh
+        mount of the same sources says of that path."""
+        fresh = mountlib.mount(self.src.path)
+        try:
+            for p, before in seen.items():
+                st = os.lstat(fresh.path(*p))
+                for a in ATTRS:
+                    self.assertEqual(getattr(before, a), getattr(st, a),
+                                     "%s of %s" % (a, "/".join(p)))
+        finally:
+            fresh.umount()
+
+
+class ReaddirplusCase(CountsRequests, mountlib.FreshMountCase):
+    mount_args = ("-d",)
+
+    def populate(self):
+        populate(self.src.path)
 
     def warm_up(self):
         # a kernel with no-open support sends one OPEN (answered ENOSYS,
@@ -161,15 +179,26 @@ class ReaddirplusCase(mountlib.FreshMountCase):
         self.assertTrue(os.path.isdir(self.mp("many", "a0001.npy")))
         self.assertFalse(os.path.isdir(self.mp("many", "broken.npy")),
                          "a broken array file is a plain file")
-        fresh = mountlib.mount(self.src.path)
-        try:
-            for p in paths:
-                st = os.lstat(fresh.path(*p))
-                for a in ATTRS:
-                    self.assertEqual(getattr(after_listing[p], a), getattr(st, a),
-                                     "%s of %s" % (a, "/".join(p)))
-        finally:
-            fresh.umount()
+        self.attrs_as_fresh_mount_says(after_listing)
+
+    def test_a_walk_of_array_folders_and_their_stores_looks_nothing_up(self):
+        # what du and find -ls do: list each folder, stat each name
+        names = sorted(n for n in os.listdir(self.mp("many")) if n.startswith("a"))[:25]
+        at = self.mark()
+        seen = {}
+        for name in names:
+            for inner in os.listdir(self.mp("many", name)):
+                seen["many", name, inner] = os.lstat(self.mp("many", name, inner))
+            store = name[:-len(".npy")] + ".zarr"
+            inside = os.listdir(self.mp("many", name, store))
+            self.assertIn(".zarray", inside)
+            for z in inside:
+                seen["many", name, store, z] = os.lstat(self.mp("many", name, store, z))
+        got = self.requests(at)
+        self.assertEqual(set(got), {"OPENDIR", "READDIRPLUS", "RELEASEDIR"},
+                         "the walk sent %s" % got)
+        self.assertEqual(got["OPENDIR"], 2 * len(names))
+        self.attrs_as_fresh_mount_says(seen)
 
     def test_an_archive_is_listed_by_name_and_parsed_only_when_used(self):
         os.stat(self.mp("many"))
@@ -277,6 +306,27 @@ class ReaddirplusCase(mountlib.FreshMountCase):
         for i in range(0, N, 10):
             read_os(self.mp("many", "a%04d.npy" % i, "data"))
         forget_everything(self)
+
+
+class StoreOfManyChunksCase(CountsRequests, mountlib.FreshMountCase):
+    """A listing of B.zarr/ gives the entries of its first 64 names only:
+    a store of 100,000 chunks must not make 100,000 nodes when listed."""
+    mount_args = ("-d", "-o", "zarr_chunk=8")
+    FIRST = 64
+
+    def populate(self):
+        np.save(self.src.join("big.npy"), np.arange(1000, dtype="u1"))
+
+    def test_a_listing_gives_the_entries_of_a_stores_first_names_only(self):
+        names = os.listdir(self.mp("big.npy", "big.zarr"))
+        # .zarray, .zattrs, zarr.json and 125 chunks of 8 bytes
+        self.assertEqual(len(names), 128)
+        at = self.mark()
+        for z in names:
+            os.lstat(self.mp("big.npy", "big.zarr", z))
+        self.assertEqual(self.requests(at), {"LOOKUP": len(names) - self.FIRST})
+        self.assertEqual(read_os(self.mp("big.npy", "big.zarr", "124")),
+                         np.arange(1000, dtype="u1")[992:].tobytes())
 
 
 class BeyondTheParseCacheCase(mountlib.FreshMountCase):
