@@ -5,8 +5,9 @@
  * A plain listing gives names and d_type only: no file is opened or
  * parsed, so .npy/.ra/.npz files are DT_UNKNOWN. A readdirplus listing
  * also gives the entry (node, attributes) of every name in a mirrored or
- * array folder, as a lookup would; npz folders and B.zarr/ list names
- * alone there too. A handle lives from opendir to releasedir.
+ * array folder and of the first 64 names of B.zarr/, as a lookup would;
+ * npz folders, and B.zarr/ past those, list names alone there too. A
+ * handle lives from opendir to releasedir.
  */
 #ifndef ARRAYFS_DAEMON_DIRS_H
 #define ARRAYFS_DAEMON_DIRS_H
