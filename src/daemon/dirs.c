@@ -13,14 +13,6 @@
 #include "dirs.h"
 #include "tree.h"
 
-/*
- * How many names of a B.zarr/ listing come with their entries: its
- * metadata files and first chunks, so that a walk (du, find -ls) of
- * array folders holding small stores looks nothing up, while a store of
- * 100,000 chunks still makes at most this many nodes at a listing.
- */
-#define AFD_ZARR_LISTED_ENTRIES 64u
-
 struct afd_dirh {
 	enum afd_nkind kind;
 	char *path;              /* the node's source path */

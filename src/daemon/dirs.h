@@ -5,9 +5,9 @@
  * A plain listing gives names and d_type only: no file is opened or
  * parsed, so .npy/.ra/.npz files are DT_UNKNOWN. A readdirplus listing
  * also gives the entry (node, attributes) of every name in a mirrored or
- * array folder and of the first 64 names of B.zarr/, as a lookup would;
- * npz folders, and B.zarr/ past those, list names alone there too. A
- * handle lives from opendir to releasedir.
+ * array folder and of the first AFD_ZARR_LISTED_ENTRIES names of
+ * B.zarr/, as a lookup would; npz folders, and B.zarr/ past those, list
+ * names alone there too. A handle lives from opendir to releasedir.
  */
 #ifndef ARRAYFS_DAEMON_DIRS_H
 #define ARRAYFS_DAEMON_DIRS_H
@@ -17,6 +17,14 @@
 #endif
 #include <fuse_lowlevel.h>
 #include <sys/types.h>
+
+/*
+ * How many names of a B.zarr/ listing come with their entries: its
+ * metadata files and first chunks, so that a walk (du, find -ls) of
+ * array folders holding small stores looks nothing up, while a store of
+ * 100,000 chunks still makes at most this many nodes at a listing.
+ */
+#define AFD_ZARR_LISTED_ENTRIES 64u
 
 struct afd_ctx;
 struct afd_node;
