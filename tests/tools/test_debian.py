@@ -124,12 +124,14 @@ class TestDebianPackages(unittest.TestCase):
         self.assertNotIn("meson test", self.build_log)
         self.assertIn("-Dtests=false", self.build_log)
 
-    def test_arrayfs_holds_daemon_tools_man_pages_and_examples(self):
+    def test_arrayfs_holds_daemon_tools_man_pages_examples_and_docs(self):
         got = self.contents("arrayfs")
         for prog in ["arrayfs", "arrayinfo", "arrayconv"]:
             self.assertIn("/usr/bin/" + prog, got)
             self.assertIn("/usr/share/man/man1/%s.1.gz" % prog, got)
         self.assertIn("/usr/share/doc/arrayfs/examples/mnt-arrays.mount", got)
+        # the README links the sharing recipes the server configs go with
+        self.assertIn("/usr/share/doc/arrayfs/SHARING.md.gz", got)
         examples = os.path.join(SOURCE_ROOT, "examples")
         for name in (os.listdir(examples) if os.path.isdir(examples) else []):
             self.assertIn("/usr/share/doc/arrayfs/examples/" + name, got)
