@@ -158,7 +158,7 @@ af_status stack_scan_path(const char *path, stack_scan *s, af_error *why)
 		return cli_errno_error(why, path);
 	if (S_ISDIR(sb.st_mode))
 		return scan_folder(path, s, why);
-	if (cli_kind_of_name(path) == CLI_KIND_NPZ)
+	if (af_array_name_kind(path, false) == AF_NAME_NPZ)
 		return scan_npz(path, s, why);
 	return af_error_set(why, AF_E_INVAL, AF_NO_OFFSET,
 			    "not a folder nor an .npz file");
