@@ -24,6 +24,7 @@
 #define ARRAYFS_AF_ARRAY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "af_dtype.h"
@@ -100,10 +101,41 @@ af_status af_npy_parse(const af_source *src, af_array *out, af_error *err);
  */
 af_status af_ra_parse(const af_source *src, af_array *out, af_error *err);
 
+/** What a file's name says it holds (af_array_name_kind). */
+typedef enum af_name_kind {
+	AF_NAME_NONE = 0,  /* not an array name: a plain file */
+	AF_NAME_NPY,       /* B.npy */
+	AF_NAME_RA,        /* B.ra */
+	AF_NAME_NPZ,       /* B.npz, an archive of arrays */
+} af_name_kind;
+
 /**
- * Parse by file name: ".npy" -> npy, ".ra" -> ra (case-sensitive), with
- * that parser's returns and ownership. Returns AF_E_UNSUPPORTED for any
- * other name, without touching *out.
+ * The one rule for "is this name an array?", asked by the daemon, the
+ * tools and the stack. Only the last component of @p name counts (a path
+ * or an npz member name with '/' is fine). It is B + EXT with EXT ".npy",
+ * ".ra" or ".npz", matched case-sensitively, and B not empty:
+ *  - "x.npy" -> AF_NAME_NPY, "x.ra" -> AF_NAME_RA, "x.npz" -> AF_NAME_NPZ;
+ *    "dir/x.npy" -> AF_NAME_NPY; "..npy" -> AF_NAME_NPY (B is ".");
+ *  - ".npy", ".ra", ".npz", "dir/.npy" -> AF_NAME_NONE (a hidden file
+ *    with no extension, as Python's pathlib reads it);
+ *  - "x.NPY", "x.npy.bak", "x.npyz", "x", "" -> AF_NAME_NONE.
+ * With @p in_npz (@p name is a member of an npz archive) only AF_NAME_NPY
+ * or AF_NAME_NONE is returned: an npz's arrays are its .npy members; its
+ * ".ra" and ".npz" members are plain files.
+ */
+af_name_kind af_array_name_kind(const char *name, bool in_npz);
+
+/**
+ * The length of @p name without the extension af_array_name_kind(name,
+ * false) finds (so "x.npy" gives 1, "dir/x.ra" 5); strlen(name) when it
+ * finds none. `%.*s` of that length prints B (with any path before it).
+ */
+size_t af_array_name_base_len(const char *name);
+
+/**
+ * Parse by file name (af_array_name_kind): npy or ra, with that parser's
+ * returns and ownership. Returns AF_E_UNSUPPORTED for any other name
+ * (an .npz too), without touching *out.
  */
 af_status af_array_parse_named(const char *name, const af_source *src,
 			       af_array *out, af_error *err);

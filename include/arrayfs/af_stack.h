@@ -29,6 +29,7 @@
 #include "af_array.h"
 #include "af_source.h"
 #include "af_status.h"
+#include "af_zip.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,10 +72,21 @@ af_status af_stack_array(const af_array *first, uint64_t n, af_array *out,
 /**
  * Whether a folder entry (a regular file, @p in_npz false) or an npz
  * member (@p in_npz true) named @p name is a stack member by its name:
- * `.npy` or `.ra` files, `.npy` members. Other names are left out of the
- * stack, never a reason for none.
+ * the arrays af_array_name_kind names (`.npy` or `.ra` files, `.npy`
+ * members), but never a name holding a newline (the stack's `names` file
+ * lists one name a line). Other names are left out of the stack, never a
+ * reason for none. The one membership rule of the mount's `.stack` and
+ * of `arrayinfo --stack`.
  */
 bool af_stack_member_name(const char *name, bool in_npz);
+
+/**
+ * Whether npz entry @p e is a stack member of the folder it is in: a file
+ * (not a folder entry), af_stack_member_name of its name, and readable by
+ * the codec (af_zip_entry_readable: a member that cannot be read is left
+ * out; one that fails to parse later means no stack).
+ */
+bool af_stack_zip_member(const af_zip_entry *e);
 
 /**
  * Parse member @p i's header into @p out (the scan frees it). Returns

@@ -73,6 +73,10 @@ typedef struct af_cost {
 	 * of an LZ4 .ra, af_lz4_index_bound of the decoded size (an index
 	 * shared by several views: once for all); 0 for none */
 	uint64_t held;
+	/* it decodes an LZ4 block through an af_lz4_index: the views for
+	 * which this is true (data and B.npy of an LZ4 .ra, never its B.ra)
+	 * can all read through one index (af_view_open_shared) */
+	bool lz4_index;
 } af_cost;
 
 /**

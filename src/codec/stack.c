@@ -178,15 +178,21 @@ nomem:
 			    "no memory for a stack of %" PRIu64 " arrays", n);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n > k && memcmp(s + n - k, suffix, k) == 0;
-}
-
 bool af_stack_member_name(const char *name, bool in_npz)
 {
-	return ends_with(name, ".npy") || (!in_npz && ends_with(name, ".ra"));
+	af_name_kind kind = af_array_name_kind(name, in_npz);
+	/* `names` has one name a line: a name with a line break cannot be
+	 * listed there, so it is no member */
+	return (kind == AF_NAME_NPY || kind == AF_NAME_RA) &&
+	       !strchr(name, '\n');
+}
+
+bool af_stack_zip_member(const af_zip_entry *e)
+{
+	size_t n = strlen(e->name);
+	return !e->is_dir && n && e->name[n - 1] != '/' &&
+	       af_stack_member_name(e->name, true) &&
+	       af_zip_entry_readable(e, NULL);
 }
 
 af_status af_stack_scan(uint64_t n, af_stack_parse_fn parse, void *arg,

@@ -72,6 +72,7 @@ af_cost af_view_cost(const af_array *a, const af_zip_entry *member,
 		/* its LZ4 index, read to the end (shared or not) */
 		.held = plan == VIEW_DATA_LZ4 && a->data_size > 0 ?
 			af_lz4_index_bound(a->data_size) : 0,
+		.lz4_index = plan == VIEW_DATA_LZ4,
 	};
 	return c;
 }

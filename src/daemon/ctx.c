@@ -69,7 +69,7 @@ static int init_single(struct afd_ctx *c, const char *abs, enum afd_nkind *kind)
 	free(copy);
 	if (rc < 0 || !c->root_path)
 		return -1;
-	if (!afd_is_array_name(c->root_path)) {
+	if (af_array_name_kind(c->root_path, false) == AF_NAME_NONE) {
 		fprintf(stderr, "arrayfs: source %s is not a folder nor a "
 			".npy, .npz or .ra file\n", c->opts.source);
 		return -1;

@@ -123,7 +123,7 @@ fail:
 
 static unsigned char dtype_of(unsigned char dt, const char *name)
 {
-	if (dt == DT_REG && afd_is_array_name(name))
+	if (dt == DT_REG && af_array_name_kind(name, false) != AF_NAME_NONE)
 		return DT_UNKNOWN;
 	return dt;
 }
@@ -200,7 +200,7 @@ static ssize_t fill_mirror(fuse_req_t req, const struct afd_dir_plus *plus,
 		off_t next = d->entry->d_off;
 		/* an archive's entry would read its central directory (up
 		 * to 512 MiB): listed by name, looked up when it is used */
-		if (!add(req, plus, !afd_is_archive_name(name), buf, size,
+		if (!add(req, plus, af_array_name_kind(name, false) != AF_NAME_NPZ, buf, size,
 			 &used, name, ino,
 			 dtype_of(d->entry->d_type, name), next))
 			break;
@@ -260,7 +260,8 @@ static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
 				return used ? (ssize_t)used : -ENOMEM;
 			ino = afd_ino_of(d->path, tmp, AE_NONE);
 			dt = ch->member < 0 ? DT_DIR :
-			     afd_is_array_name(name) ? DT_UNKNOWN : DT_REG;
+			     af_array_name_kind(name, true) != AF_NAME_NONE ?
+			     DT_UNKNOWN : DT_REG;
 		}
 		/* entries for an array folder's few files and a store's first
 		 * names; an archive's names alone, as plain readdir: an entry

@@ -10,8 +10,7 @@
 
 bool afd_lz4share_wanted(const af_array *a, af_view_kind kind)
 {
-	return a->compression == AF_COMP_LZ4 &&
-	       (kind == AF_VIEW_DATA || kind == AF_VIEW_NPY);
+	return af_view_cost(a, NULL, kind).lz4_index;
 }
 
 static void share_free(struct afd_lz4share *s)

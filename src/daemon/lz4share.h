@@ -53,7 +53,9 @@ int afd_lz4share_get(struct afd_ctx *c, struct afd_src *sf, const af_array *a,
  * reference. NULL is fine. */
 void afd_lz4share_put(struct afd_lz4share *s);
 
-/** Whether view @p kind of @p a reads through an LZ4 index. */
+/** Whether view @p kind of @p a reads through an LZ4 index: the view
+ * plan's answer (af_cost.lz4_index), so the share is given to exactly the
+ * views af_view_open_shared would read through one. */
 bool afd_lz4share_wanted(const af_array *a, af_view_kind kind);
 
 #endif /* ARRAYFS_DAEMON_LZ4SHARE_H */

@@ -46,28 +46,6 @@ uint64_t afd_ident_key(const char *path, const struct afd_ident *id)
 	return h ? h : 1;
 }
 
-static bool ends_with(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-	return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-bool afd_is_array_name(const char *name)
-{
-	return ends_with(name, ".npy") || ends_with(name, ".ra") ||
-	       ends_with(name, ".npz");
-}
-
-bool afd_is_archive_name(const char *name)
-{
-	return ends_with(name, ".npz");
-}
-
-bool afd_is_npy_name(const char *name)
-{
-	return ends_with(name, ".npy");
-}
-
 static size_t bucket_of(const char *path)
 {
 	return afd_hash_mix(afd_hash_str(AFD_FNV_SEED, path)) &
@@ -266,7 +244,7 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 	af_source src;
 	af_source_init_fd(&src, fd, 0, (uint64_t)st->st_size);
 	sf->kind = SK_PLAIN;
-	if (ends_with(name, ".npz")) {
+	if (af_array_name_kind(name, false) == AF_NAME_NPZ) {
 		/* the archive keeps its own fd: the caller's is closed at release */
 		int zfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		if (zfd < 0) {
@@ -507,7 +485,7 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 		int *fd_out, struct afd_src **out)
 {
 	*out = NULL;
-	if (!afd_is_array_name(base_name(path)))
+	if (af_array_name_kind(path, false) == AF_NAME_NONE)
 		return -EINVAL;
 	struct stat st;
 	int fd = -1;
@@ -526,7 +504,7 @@ int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 			struct afd_src **out)
 {
 	*out = NULL;
-	if (!afd_is_array_name(base_name(path)))
+	if (af_array_name_kind(path, false) == AF_NAME_NONE)
 		return -EINVAL;
 	int fd = -1;
 	int rc = stat_source(c, path, NULL, &fd, st);

@@ -141,12 +141,6 @@ struct afd_srcs {
 int afd_srcs_init(struct afd_srcs *s);
 void afd_srcs_destroy(struct afd_srcs *s);
 
-/** True for names the daemon may turn into folders (.npy, .ra, .npz). */
-bool afd_is_array_name(const char *name);
-/** True for names the daemon may turn into archive folders (.npz). */
-bool afd_is_archive_name(const char *name);
-/** True for .npy names (an npz member that may be an array). */
-bool afd_is_npy_name(const char *name);
 
 /**
  * The current parsed version of source file @p path (relative to the

@@ -35,7 +35,7 @@ static void member_parse(struct afd_ctx *c, struct afd_src *sf, size_t i,
 		goto log;
 	}
 	mi->state = MS_PLAIN;
-	if (!afd_is_npy_name(e->name))
+	if (af_array_name_kind(e->name, true) != AF_NAME_NPY)
 		goto out;
 	af_member *m = NULL;
 	if (af_member_open(&m, sf->zip, i, &err) != AF_OK) {

@@ -191,10 +191,7 @@ static int list_folder(struct afd_ctx *c, int dirfd, struct namelist *l)
 	int rc = 0;
 	struct dirent *e;
 	while (rc == 0 && (e = readdir(d))) {
-		/* `names` has one name a line: a name with a line break
-		 * cannot be listed there, so it is no member */
-		if (!af_stack_member_name(e->d_name, false) ||
-		    strchr(e->d_name, '\n'))
+		if (!af_stack_member_name(e->d_name, false))
 			continue;
 		if (e->d_type == DT_UNKNOWN) {
 			/* never fstatat: the name may be our own mount */
@@ -226,12 +223,11 @@ static int list_npz(const struct afd_src *sf, const char *prefix,
 	int rc = 0;
 	for (size_t k = 0; rc == 0 && k < z->nkids; k++) {
 		const struct afd_zchild *ch = &z->kids[k];
-		if (ch->member >= 0 && af_stack_member_name(ch->name, true) &&
-		    !strchr(ch->name, '\n') &&
-		    /* not afd_src_member_hidden: whether a member failed to
-		     * open before must not decide; a broken one means none */
-		    af_zip_entry_readable(af_zip_entry_at(sf->zip,
-							  (size_t)ch->member), NULL))
+		/* not afd_src_member_hidden: whether a member failed to open
+		 * before must not decide; a broken one means none */
+		if (ch->member >= 0 &&
+		    af_stack_zip_member(af_zip_entry_at(sf->zip,
+							(size_t)ch->member)))
 			rc = namelist_add(l, ch->name, ch->member);
 	}
 	return rc;

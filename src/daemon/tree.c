@@ -68,17 +68,6 @@ const char *afd_array_dirname(const struct afd_node *n)
 	return s ? s + 1 : n->path;
 }
 
-/* Length of @p dirname without its .npy / .ra extension: B's length. */
-static size_t base_len(const char *dirname)
-{
-	size_t n = strlen(dirname);
-	if (n >= 4 && strcmp(dirname + n - 4, ".npy") == 0)
-		return n - 4;
-	if (n >= 3 && strcmp(dirname + n - 3, ".ra") == 0)
-		return n - 3;
-	return n;
-}
-
 char *afd_entry_name(const char *dirname, enum afd_entry e)
 {
 	if (e < AE_COUNT && entry_fixed[e])
@@ -86,7 +75,7 @@ char *afd_entry_name(const char *dirname, enum afd_entry e)
 	if (e >= AE_COUNT || !entry_suffix[e])
 		return NULL;
 	/* B = the folder name without its .npy / .ra extension */
-	size_t n = base_len(dirname);
+	size_t n = af_array_name_base_len(dirname);
 	char *out = NULL;
 	if (asprintf(&out, "%.*s%s", (int)n, dirname, entry_suffix[e]) < 0)
 		return NULL;
@@ -98,7 +87,7 @@ enum afd_entry afd_entry_of(const char *dirname, const char *name)
 	for (int k = AE_DATA; k < AE_COUNT; k++)
 		if (entry_fixed[k] && strcmp(entry_fixed[k], name) == 0)
 			return (enum afd_entry)k;
-	size_t b = base_len(dirname);
+	size_t b = af_array_name_base_len(dirname);
 	if (strncmp(name, dirname, b) != 0)
 		return AE_NONE;
 	for (int k = AE_DATA; k < AE_COUNT; k++)
@@ -376,7 +365,7 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	/* an array file whose folder's node is live (listed before) and
 	 * remembers its version: one lstat, no open or parse, for each name
 	 * of a folder listed again that holds more arrays than src_max */
-	if (afd_is_array_name(name) &&
+	if (af_array_name_kind(name, false) != AF_NAME_NONE &&
 	    afd_nodes_sum_of_path(&c->nodes, child->path, &r->sum) &&
 	    still_summed(c, child->path, &r->sum, &r->st, NULL) == 0) {
 		child->kind = NK_ARRAY;
@@ -405,7 +394,7 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 		return 0;
 	}
 	child->kind = NK_FILE;
-	if (!S_ISREG(r->st.st_mode) || !afd_is_array_name(name))
+	if (!S_ISREG(r->st.st_mode) || af_array_name_kind(name, false) == AF_NAME_NONE)
 		return 0;
 	rc = afd_src_get(c, child->path, &r->st, NULL, &r->sf);
 	if (rc == -EINVAL || rc == -ENOENT || rc == -EAGAIN)

@@ -195,7 +195,7 @@ static int info_array_file(info_opts *o, const char *path, cli_file *f,
 
 static bool is_npy_member(const af_zip_entry *e)
 {
-	return !e->is_dir && cli_kind_of_name(e->name) == CLI_KIND_NPY;
+	return !e->is_dir && af_array_name_kind(e->name, true) == AF_NAME_NPY;
 }
 
 /* Member i of an npz: its zip facts and, for K.npy, its array. */

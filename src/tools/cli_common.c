@@ -55,20 +55,14 @@ void cli_file_close(cli_file *f)
 	f->fd = -1;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n > m && memcmp(s + n - m, suffix, m) == 0;
-}
-
 cli_kind cli_kind_of_name(const char *name)
 {
-	if (ends_with(name, ".npy"))
-		return CLI_KIND_NPY;
-	if (ends_with(name, ".ra"))
-		return CLI_KIND_RA;
-	if (ends_with(name, ".npz"))
-		return CLI_KIND_NPZ;
+	switch (af_array_name_kind(name, false)) {
+	case AF_NAME_NPY: return CLI_KIND_NPY;
+	case AF_NAME_RA: return CLI_KIND_RA;
+	case AF_NAME_NPZ: return CLI_KIND_NPZ;
+	case AF_NAME_NONE: break;
+	}
 	return CLI_KIND_UNKNOWN;
 }
 

@@ -48,7 +48,7 @@ typedef struct cli_array {
 af_status cli_file_open(cli_file *f, const char *path, af_error *err);
 void cli_file_close(cli_file *f);
 
-/** The kind a name says: ".npy", ".ra", ".npz" (case-sensitive), else UNKNOWN. */
+/** The kind a name (or path) says, by the codec's af_array_name_kind. */
 cli_kind cli_kind_of_name(const char *name);
 
 /**

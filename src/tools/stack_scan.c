@@ -135,11 +135,8 @@ static af_status scan_npz(const char *path, stack_scan *s, af_error *why)
 	size_t cap = 0;
 	for (size_t i = 0; st == AF_OK && i < af_zip_count(z); i++) {
 		const af_zip_entry *e = af_zip_entry_at(z, i);
-		/* the archive's top folder, as the mount's X.npz/.stack; a
-		 * member the codec cannot read is not shown there either */
-		if (!e->is_dir && !strchr(e->name, '/') &&
-		    af_zip_entry_readable(e, NULL) &&
-		    af_stack_member_name(e->name, true))
+		/* the archive's top folder, as the mount's X.npz/.stack */
+		if (!strchr(e->name, '/') && af_stack_zip_member(e))
 			st = add_name(s, &cap, e->name, why);
 	}
 	if (st == AF_OK)
@@ -158,7 +155,7 @@ af_status stack_scan_path(const char *path, stack_scan *s, af_error *why)
 		return cli_errno_error(why, path);
 	if (S_ISDIR(sb.st_mode))
 		return scan_folder(path, s, why);
-	if (cli_kind_of_name(path) == CLI_KIND_NPZ)
+	if (af_array_name_kind(path, false) == AF_NAME_NPZ)
 		return scan_npz(path, s, why);
 	return af_error_set(why, AF_E_INVAL, AF_NO_OFFSET,
 			    "not a folder nor an .npz file");

@@ -34,9 +34,7 @@ def npz_bytes(seed, names=("x",)):
 
 def arrayinfo_index(npz, cache):
     """arrayinfo --index's lines (the tool sits next to the daemon's build)."""
-    tools = os.path.join(os.path.dirname(os.path.dirname(mountlib.arrayfs_bin())),
-                         "tools", "arrayinfo")
-    r = subprocess.run([tools, "--index", "--index-dir", cache, npz],
+    r = subprocess.run([mountlib.arrayinfo_bin(), "--index", "--index-dir", cache, npz],
                        capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         raise AssertionError("arrayinfo --index failed: " + r.stderr)

@@ -9,9 +9,11 @@ readdir never lists it; a change to a member gives a new stack at the next
 lookup while a reader of the old one gets its bytes or EIO, never a mix."""
 import errno
 import io
+import json
 import os
 import re
 import struct
+import subprocess
 import sys
 import zipfile
 
@@ -58,6 +60,7 @@ def npz_bytes(members, deflate):
 
 NAMES = ["img1", "img2", "img3", "img10", "img11", "img20"]
 MANY = 400
+ODD_NAMES = {"a": np.zeros(3, "<f4"), "b": np.ones(3, "<f4")}
 
 
 def members(make):
@@ -136,6 +139,19 @@ def populate(src):
             a = np.full(2 if k == odd else 3, k, "<u2")
             with open(src.join(name, "p%d.npy" % k), "wb") as f:
                 f.write(npy_bytes(a))
+    # names the member rule leaves out, each an array of another shape
+    # that would break the stack: a line break (`names` is one name a
+    # line), just ".npy" (no B), "e.NPY"; in the npz also a .ra member
+    folder("odd_names", ODD_NAMES)
+    odd = {"c\nd.npy": np.zeros(4, "<f4"), ".npy": np.zeros(5, "<f4"),
+           "e.NPY": np.zeros(6, "<f4")}
+    for n, a in odd.items():
+        with open(src.join("odd_names", n), "wb") as f:
+            f.write(npy_bytes(a))
+    odd["f.ra"] = np.zeros(7, "<f4")
+    with open(src.join("odd_names.npz"), "wb") as f:
+        f.write(npz_bytes(dict(odd, **{n + ".npy": a
+                                       for n, a in ODD_NAMES.items()}), False))
     # a source entry named .stack wins
     folder("own", {"a": np.zeros(3, "<f4"), "b": np.zeros(3, "<f4")})
     with open(src.join("own", ".stack"), "w") as f:
@@ -299,6 +315,24 @@ class StackCase(mountlib.MountCase):
                  if "many_bad/.stack" in ln]
         self.assertEqual(len(lines), 1, lines)
         self.assertIn("p257.npy: shape 2, not 3", lines[0])
+
+    def test_arrayinfo_stack_says_what_the_mount_shows(self):
+        """Both ask the codec's member rule: names with a line break, or
+        that are no array names, are left out of either."""
+        for folder in ("odd_names", "odd_names.npz"):
+            with open(self.mp(folder, ".stack", "names")) as f:
+                names = f.read().splitlines()
+            self.assertEqual(names, ["a.npy", "b.npy"], folder)
+            r = subprocess.run([mountlib.arrayinfo_bin(), "--json", "--stack",
+                                self.src.join(folder)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, folder + ": " + r.stderr)
+            info = json.loads(r.stdout)[0]
+            self.assertEqual((info["members"], info["first"], info["last"]),
+                             (len(names), names[0], names[-1]), folder)
+            with open(self.mp(folder, ".stack", "shape")) as f:
+                self.assertEqual(info["array"]["shape"],
+                                 [int(x) for x in f.read().split()], folder)
 
     def test_a_source_named_stack_wins(self):
         with open(self.mp("own", ".stack")) as f:

@@ -205,6 +205,32 @@ START_TEST(stale_nodes_resolve_as_enoent)
 }
 END_TEST
 
+/* The codec's name rule (af_array_name_kind) decides, not a suffix test:
+ * valid arrays named just ".npy" or ".ra", or "x.NPY", are plain files,
+ * and "..npy" (B = ".") an array folder of "..npy", "..ra". */
+START_TEST(only_array_names_become_array_folders)
+{
+	char *dir = aftd_tmp_new();
+	struct afd_ctx t;
+	aftd_ctx_open(&t, dir, NULL);
+	const char *plain[] = { ".npy", "x.NPY", "x.npy.bak" };
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		aftd_write_npy(dir, plain[i], 8, 0);
+		ck_assert_msg(aftd_must(&t, t.nodes.root, plain[i])->kind ==
+			      NK_FILE, "%s", plain[i]);
+	}
+	aftd_write_lz4_ra(dir, ".ra", 8);
+	ck_assert_int_eq(aftd_must(&t, t.nodes.root, ".ra")->kind, NK_FILE);
+	aftd_write_npy(dir, "..npy", 8, 0);
+	struct afd_node *dots = aftd_must(&t, t.nodes.root, "..npy");
+	ck_assert_int_eq(dots->kind, NK_ARRAY);
+	ck_assert_int_eq(aftd_must(&t, dots, "..npy")->entry, AE_NPY);
+	ck_assert_int_eq(aftd_must(&t, dots, "..ra")->entry, AE_RA);
+	afd_ctx_destroy(&t);
+	aftd_tmp_free(dir);
+}
+END_TEST
+
 /*
  * The own-mount rule with a stand-in: a context over "/" that takes /proc
  * for its own mount. /proc must then look like an empty folder, and
@@ -261,6 +287,7 @@ static Suite *tree_suite(void)
 	suite_add_tcase(s, tc);
 	TCase *own = tcase_create("own");
 	tcase_add_test(own, stale_nodes_resolve_as_enoent);
+	tcase_add_test(own, only_array_names_become_array_folders);
 	tcase_add_test(own, the_own_mount_is_an_empty_folder_never_entered);
 	suite_add_tcase(s, own);
 	return s;

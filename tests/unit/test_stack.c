@@ -333,6 +333,50 @@ START_TEST(a_member_that_shrank_is_a_truncated_read)
 }
 END_TEST
 
+/* The membership rule of the mount's .stack and of arrayinfo --stack. */
+START_TEST(members_are_array_names_without_a_line_break)
+{
+	ck_assert(af_stack_member_name("a.npy", false));
+	ck_assert(af_stack_member_name("a.ra", false));
+	ck_assert(af_stack_member_name("a.npy", true));
+	/* an npz's .ra members are plain files */
+	ck_assert(!af_stack_member_name("a.ra", true));
+	ck_assert(!af_stack_member_name("a.npz", false));
+	/* `names` lists one name a line */
+	ck_assert(!af_stack_member_name("a\nb.npy", false));
+	ck_assert(!af_stack_member_name("a\nb.npy", true));
+	ck_assert(!af_stack_member_name("a.ra\n", false));
+	/* not array names (af_array_name_kind) */
+	ck_assert(!af_stack_member_name(".npy", false));
+	ck_assert(!af_stack_member_name(".ra", false));
+	ck_assert(!af_stack_member_name("a.NPY", false));
+	ck_assert(!af_stack_member_name("a.npy.bak", false));
+}
+END_TEST
+
+START_TEST(zip_members_are_readable_npy_files)
+{
+	af_zip_entry e = { .name = "sub/a.npy", .method = AF_ZIP_STORED };
+	ck_assert(af_stack_zip_member(&e));
+	e.method = AF_ZIP_DEFLATED;
+	ck_assert(af_stack_zip_member(&e));
+	e.method = 12;   /* bzip2: the codec cannot read it */
+	ck_assert(!af_stack_zip_member(&e));
+	e.method = AF_ZIP_STORED;
+	e.flags = AF_ZIP_FLAG_ENCRYPTED;
+	ck_assert(!af_stack_zip_member(&e));
+	e.flags = 0;
+	e.is_dir = true;
+	ck_assert(!af_stack_zip_member(&e));
+	e.is_dir = false;
+	const char *others[] = { "a.ra", "a\nb.npy", "sub/.npy", "a.npy/" };
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		e.name = others[i];
+		ck_assert_msg(!af_stack_zip_member(&e), "%s", others[i]);
+	}
+}
+END_TEST
+
 static Suite *stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -345,6 +389,8 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, fortran_and_0d_members_stack_on_their_slowest_axis);
 	tcase_add_test(tc, ra_members_keep_their_header_fields);
 	tcase_add_test(tc, a_member_that_shrank_is_a_truncated_read);
+	tcase_add_test(tc, members_are_array_names_without_a_line_break);
+	tcase_add_test(tc, zip_members_are_readable_npy_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -255,6 +255,12 @@ static void check_case_views(const view_case *c, const af_array *a,
 			      what, cost.decodes);
 		ck_assert_uint_eq(cost.held, decoded && a->compression == AF_COMP_LZ4 ?
 					     af_lz4_index_bound(a->data_size) : 0);
+		/* an empty LZ4 block still has its (empty) index, but the .ra
+		 * view of an LZ4 .ra is its source */
+		ck_assert_msg(cost.lz4_index == (a->compression == AF_COMP_LZ4 &&
+						 (decoded || (a->data_size == 0 &&
+							      k != AF_VIEW_RA))),
+			      "%s: cost says lz4_index %d", what, cost.lz4_index);
 		free(want);
 		af_view_close(v);
 	}

@@ -55,6 +55,12 @@ def arrayfs_bin():
     return env_path("ARRAYFS_BIN")
 
 
+def arrayinfo_bin():
+    """arrayinfo of the daemon's build (its src/tools/ beside src/daemon/)."""
+    return os.path.join(os.path.dirname(os.path.dirname(arrayfs_bin())),
+                        "tools", "arrayinfo")
+
+
 def fixtures(*parts):
     """A path inside the gen_mount.py corpus folder."""
     return os.path.join(env_path("AF_FIXTURES"), "mount", *parts)
