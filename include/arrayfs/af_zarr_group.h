@@ -76,6 +76,8 @@ typedef struct af_zarr_group_entry {
 	af_zarr_group_kind kind;
 	const af_array *array;   /* AF_ZG_ARRAY: its header; NULL: unreadable */
 	void *folder;            /* AF_ZG_FOLDER/NPZ: what the walk's list takes */
+	const void *source;      /* AF_ZG_ARRAY: the lister's own (the file
+				  * walk's: an af_zarr_fs_array) */
 } af_zarr_group_entry;
 
 /** Why an entry is not a child. */
@@ -91,7 +93,8 @@ typedef enum af_zarr_group_left {
 
 /** A short phrase for @p why ("an object array"); a constant string. */
 const char *af_zarr_group_left_phrase(af_zarr_group_left why);
-/** Whether the contract wants @p why logged (once) by the daemon. */
+/** Whether @p why is worth a log line (once): not for plain files,
+ * .stack and object arrays, which the mount lists as usual. */
 bool af_zarr_group_left_logged(af_zarr_group_left why);
 
 typedef struct af_zarr_group_child {
@@ -234,6 +237,44 @@ typedef af_status (*af_zarr_write_fn)(void *ctx, const char *text, size_t len,
 af_status af_zarr_consolidated_write(const af_zarr_walk *walk, void *root,
 				     af_zarr_write_fn write, void *write_ctx,
 				     af_error *err);
+
+/** Where an array of a walked file tree lies (the entry's `source`). */
+typedef struct af_zarr_fs_array {
+	const char *file;        /* its file, relative to the walked path
+				  * ("run.npz", "sub/x.npy"; "" the path itself) */
+	const char *member;      /* in an npz: its member name; else NULL */
+	uint64_t data_offset;    /* where its data starts: in `file` when
+				  * chunks_are_ranges, else in the decoded
+				  * member */
+	bool chunks_are_ranges;  /* a plain .npy/.ra or a stored member: chunk
+				  * c (af_zarr_chunk_get) is bytes
+				  * data_offset + c.data_off, c.data_len long,
+				  * of `file`, then zeros; a deflated member or
+				  * LZ4 .ra must be decoded (false) */
+} af_zarr_fs_array;
+
+/**
+ * A walk over the files at @p path, for the tools: a folder (sub-folders
+ * and .npz files as sub-groups, each npz's member folders too), an .npz,
+ * or one .npy/.ra (a group holding that one array). It lists and parses
+ * headers as the mount does (.npy and .ra names in folders, .npy names in
+ * an npz; symlinks and files of other names are plain) and never reads
+ * data. An array whose file cannot be opened or parsed is listed with a
+ * NULL array (left out: AF_ZG_LEFT_BAD_HEADER). Fills *walk (with
+ * @p left_out and @p left_ctx: told of each entry left out, may be NULL)
+ * and *root for af_zarr_group_walk or af_zarr_consolidated_write; close
+ * it with af_zarr_fs_close. Memory: one folder's headers per level.
+ * Returns AF_OK, AF_E_IO (@p path cannot be read), AF_E_INVAL (it is none
+ * of these), AF_E_NOMEM.
+ */
+af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
+			  void (*left_out)(void *ctx, const char *path,
+					   af_zarr_group_left why),
+			  void *left_ctx, af_zarr_walk *walk, void **root,
+			  af_error *err);
+
+/** Release a walk af_zarr_fs_open filled, and its root. */
+void af_zarr_fs_close(af_zarr_walk *walk, void *root);
 
 #ifdef __cplusplus
 }

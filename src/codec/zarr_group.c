@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arrayfs/af_zarr_group.h"
+#include "zarr_group_i.h"
 
 static const char *const left_phrases[] = {
 	[AF_ZG_LEFT_NOT_ARRAY] = "not an array, folder or npz",
@@ -26,33 +27,39 @@ const char *af_zarr_group_left_phrase(af_zarr_group_left why)
 
 bool af_zarr_group_left_logged(af_zarr_group_left why)
 {
-	return why != AF_ZG_LEFT_NOT_ARRAY && why != AF_ZG_LEFT_STACK;
+	return why != AF_ZG_LEFT_NOT_ARRAY && why != AF_ZG_LEFT_STACK &&
+	       why != AF_ZG_LEFT_OBJECT;
 }
 
-/*
- * The extension a name of this kind drops to make its key. The array's
- * format says which of .npy/.ra it was listed by.
- * TODO(lead): switch to af_array.h's name-kind function when it lands;
- * this is the one place that knows the extensions of the group's names.
- */
-static const char *key_extension(const af_zarr_group_entry *e)
+size_t zg_name_ext(const char *name, size_t len, af_zarr_group_kind *kind)
 {
-	if (e->kind == AF_ZG_NPZ)
-		return ".npz";
-	if (e->kind == AF_ZG_ARRAY && e->array)
-		return e->array->format == AF_FORMAT_RA ? ".ra" : ".npy";
-	return NULL;
+	/* TODO(lead): af_array.h's name-kind function, when it lands, says
+	 * this; until then this is the one place the group reads extensions */
+	static const struct {
+		const char *ext;
+		size_t len;
+		af_zarr_group_kind kind;
+	} exts[] = { { ".npy", 4, AF_ZG_ARRAY }, { ".ra", 3, AF_ZG_ARRAY },
+		     { ".npz", 4, AF_ZG_NPZ } };
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+		if (len > exts[i].len &&
+		    memcmp(name + len - exts[i].len, exts[i].ext, exts[i].len) == 0) {
+			*kind = exts[i].kind;
+			return exts[i].len;
+		}
+	*kind = AF_ZG_OTHER;
+	return 0;
 }
 
-/* The name without its extension, where it has the one its kind drops. */
+/* The key before collisions: the name without the extension its kind has. */
 static size_t stripped_len(const af_zarr_group_entry *e)
 {
 	size_t n = strlen(e->name);
-	const char *ext = key_extension(e);
-	size_t x = ext ? strlen(ext) : 0;
-	if (ext && n > x && memcmp(e->name + n - x, ext, x) == 0)
-		return n - x;
-	return n;
+	af_zarr_group_kind says;
+	size_t ext = zg_name_ext(e->name, n, &says);
+	bool drops = (e->kind == AF_ZG_ARRAY || e->kind == AF_ZG_NPZ) &&
+		     says == e->kind;
+	return drops ? n - ext : n;
 }
 
 /* Keys Zarr cannot take: empty, ".", "..", a '/', a leading ".z", too long. */
