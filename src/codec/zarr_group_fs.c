@@ -208,16 +208,6 @@ static af_status list_dir(const fs_walk *w, fs_folder *f, af_error *err)
 	return st;
 }
 
-/* Whether folder @p f of an npz already holds an item @p name (@p len). */
-static fs_item *find_item(fs_folder *f, const char *name, size_t len)
-{
-	for (size_t i = f->n; i-- > 0;)
-		if (strlen(f->items[i].name) == len &&
-		    memcmp(f->items[i].name, name, len) == 0)
-			return &f->items[i];
-	return NULL;
-}
-
 /* Member @p i's header into @p it, and where its data lies. */
 static void parse_member(fs_item *it, const af_zip *z, size_t i)
 {
@@ -240,52 +230,87 @@ static void parse_member(fs_item *it, const af_zip *z, size_t i)
 	}
 }
 
+/* A name right under an npz folder: a member, or the first part of deeper ones. */
+typedef struct npz_part {
+	const char *name;  /* in the member's name, after the folder's prefix */
+	size_t len;
+	size_t member;
+	bool folder;
+} npz_part;
+
+/* By name; of one name, the folder first (it wins, as in the mount). */
+static int part_cmp(const void *pa, const void *pb)
+{
+	const npz_part *a = pa, *b = pb;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->name, b->name, n);
+	if (c != 0)
+		return c;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return (int)b->folder - (int)a->folder;
+}
+
+static bool same_name(const npz_part *a, const npz_part *b)
+{
+	return a->len == b->len && memcmp(a->name, b->name, a->len) == 0;
+}
+
+/* Add the folder or member @p p of npz folder @p f. */
+static af_status add_part(fs_folder *f, const af_zip *z, const npz_part *p,
+			  af_error *err)
+{
+	fs_item *it = add_item(f, p->name, p->len, f->rel);
+	if (!it)
+		return nomem(err);
+	if (p->folder) {
+		size_t plen = strlen(f->prefix);
+		char *sub = malloc(plen + p->len + 2);
+		if (sub) {
+			memcpy(sub, f->prefix, plen);
+			memcpy(sub + plen, p->name, p->len);
+			strcpy(sub + plen + p->len, "/");
+			it->sub = folder_new(f->rel, sub);
+		}
+		free(sub);
+		return it->sub ? AF_OK : nomem(err);
+	}
+	if (p->len > 4 && memcmp(p->name + p->len - 4, ".npy", 4) == 0)
+		parse_member(it, z, p->member);
+	return AF_OK;
+}
+
 /*
- * The folder @p f->prefix of an npz: members right under it, and the
- * first part of deeper names as sub-folders (which win over a member of
- * the same name, as in the mount). The zip is closed before the walk goes
- * on: items keep copies of the names.
+ * The folder f->prefix of an npz: members right under it (those the
+ * codec can read), and the first part of deeper names as sub-folders.
+ * The zip is closed before the walk goes on: items copy the names.
  */
 static af_status list_npz_members(fs_folder *f, const af_zip *z, af_error *err)
 {
-	size_t plen = strlen(f->prefix);
+	size_t plen = strlen(f->prefix), n = 0;
+	npz_part *parts = malloc((af_zip_count(z) ? af_zip_count(z) : 1) *
+				 sizeof(*parts));
+	if (!parts)
+		return nomem(err);
 	for (size_t i = 0; i < af_zip_count(z); i++) {
 		const af_zip_entry *e = af_zip_entry_at(z, i);
 		if (strncmp(e->name, f->prefix, plen) != 0 || e->name[plen] == '\0')
 			continue;
 		const char *rest = e->name + plen;
 		const char *slash = strchr(rest, '/');
-		size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
-		fs_item *it = find_item(f, rest, len);
-		if (slash || e->is_dir) {
-			if (it && it->sub)
-				continue;
-			if (it) { /* a member shadowed by the folder */
-				af_array_free(&it->array);
-				it->parsed = false;
-			} else if (!(it = add_item(f, rest, len, f->rel))) {
-				return nomem(err);
-			}
-			char *sub = strndup(e->name, plen + len + 1);
-			if (sub && !slash)
-				sub[plen + len] = '/';
-			it->sub = sub ? folder_new(f->rel, sub) : NULL;
-			free(sub);
-			if (!it->sub)
-				return nomem(err);
+		bool folder = slash || e->is_dir;
+		if (!folder && !af_zip_entry_readable(e, NULL))
 			continue;
-		}
-		if (it || !af_zip_entry_readable(e, NULL))
-			continue;
-		if (!(it = add_item(f, rest, len, f->rel)))
-			return nomem(err);
-		af_zarr_group_kind says;
-		zg_name_ext(rest, len, &says);
-		if (says == AF_ZG_ARRAY && len > 4 &&
-		    memcmp(rest + len - 4, ".npy", 4) == 0)
-			parse_member(it, z, i);
+		parts[n++] = (npz_part){ rest, slash ? (size_t)(slash - rest) :
+					 strlen(rest), i, folder };
 	}
-	return AF_OK;
+	qsort(parts, n, sizeof(*parts), part_cmp);
+	af_status st = AF_OK;
+	for (size_t i = 0; st == AF_OK && i < n; i++)
+		if (i == 0 || !same_name(&parts[i - 1], &parts[i]))
+			st = add_part(f, z, &parts[i], err);
+	free(parts);
+	return st;
 }
 
 static af_status list_npz(const fs_walk *w, fs_folder *f, af_error *err)

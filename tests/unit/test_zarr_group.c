@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
@@ -592,6 +593,155 @@ START_TEST(a_failing_writer_stops_the_walk)
 }
 END_TEST
 
+/* What a walk over the files of tools/good saw. */
+typedef struct fs_seen {
+	const char *top;   /* the walked path, under the fixtures */
+	char paths[64][128];
+	size_t n;
+	size_t ranges, decoded;
+	char left[16][128];
+	size_t nleft;
+} fs_seen;
+
+static af_status seen_group(void *ctx, const char *path, af_error *err)
+{
+	(void)ctx; (void)path; (void)err;
+	return AF_OK;
+}
+
+/* The bytes [off, off + len) of the file @p rel of the walk @p s. */
+static unsigned char *file_bytes(const fs_seen *s, const char *rel,
+				 uint64_t off, size_t len)
+{
+	char full[600];
+	snprintf(full, sizeof(full), "%s%s%s", s->top, *rel ? "/" : "", rel);
+	size_t n;
+	unsigned char *all = aft_read_file(aft_fixture(full), &n);
+	ck_assert_uint_le(off + len, n);
+	unsigned char *out = malloc(len ? len : 1);
+	ck_assert_ptr_nonnull(out);
+	memcpy(out, all + off, len);
+	free(all);
+	return out;
+}
+
+/* The data of npz member @p member of file @p rel of the walk @p s. */
+static unsigned char *member_data(const fs_seen *s, const char *rel,
+				  const char *member, const af_array *a)
+{
+	char full[600];
+	snprintf(full, sizeof(full), "%s/%s", s->top, rel);
+	af_source src;
+	int fd = aft_open_fd_source(aft_fixture(full), &src);
+	af_zip *z = NULL;
+	ck_assert_int_eq(af_zip_open(&z, &src, NULL), AF_OK);
+	af_member *m = NULL;
+	ck_assert_int_eq(af_member_open(&m, z, (size_t)af_zip_find(z, member),
+					NULL), AF_OK);
+	unsigned char *out = malloc(a->data_size ? a->data_size : 1);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(af_source_read_exact(af_member_source(m), out,
+					      a->data_size, a->data_offset, NULL),
+			 AF_OK);
+	af_member_close(m);
+	af_zip_close(z);
+	close(fd);
+	return out;
+}
+
+static af_status seen_array(void *ctx, const char *path, const af_zarr_group *g,
+			    const af_zarr_group_child *c, af_error *err)
+{
+	(void)err;
+	fs_seen *s = ctx;
+	const af_zarr_group_entry *e = &g->entries[c->entry];
+	const af_zarr_fs_array *where = e->source;
+	ck_assert_uint_lt(s->n, 64);
+	snprintf(s->paths[s->n++], 128, "%s", path);
+	ck_assert_ptr_nonnull(where);
+	if (!where->chunks_are_ranges) {
+		s->decoded++;
+		return AF_OK;
+	}
+	s->ranges++;
+	/* chunk 0 as arrayrefs would refer to it: a range of the file */
+	af_zarr_chunk ch = { 0, 0, 0 };
+	if (c->layout.nchunks > 0)
+		ck_assert_int_eq(af_zarr_chunk_get(&c->layout, 0, &ch), AF_OK);
+	unsigned char *got = file_bytes(s, where->file,
+					where->data_offset + ch.data_off,
+					(size_t)ch.data_len);
+	unsigned char *want = where->member ?
+		member_data(s, where->file, where->member, e->array) :
+		file_bytes(s, where->file, e->array->data_offset,
+			   (size_t)e->array->data_size);
+	ck_assert_int_eq(memcmp(got, want + ch.data_off, (size_t)ch.data_len), 0);
+	free(got);
+	free(want);
+	return AF_OK;
+}
+
+static void seen_left(void *ctx, const char *path, af_zarr_group_left why)
+{
+	(void)why;
+	fs_seen *s = ctx;
+	ck_assert_uint_lt(s->nleft, 16);
+	snprintf(s->left[s->nleft++], 128, "%s", path);
+}
+
+static bool seen_path(const fs_seen *s, const char *path)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->paths[i], path) == 0)
+			return true;
+	return false;
+}
+
+START_TEST(a_file_walk_says_where_each_chunk_lies)
+{
+	fs_seen s = { .top = "tools/good" };
+	af_zarr_walk w;
+	void *root;
+	ck_assert_int_eq(af_zarr_fs_open(aft_fixture("tools/good"),
+					 AF_ZARR_CHUNK_DEFAULT, seen_left, &s,
+					 &w, &root, NULL), AF_OK);
+	af_zarr_visit v = { &s, seen_group, seen_array };
+	ck_assert_int_eq(af_zarr_group_walk(&w, root, &v, NULL), AF_OK);
+	af_zarr_fs_close(&w, root);
+	/* stored members and plain .npy are ranges; deflated ones are not */
+	ck_assert(seen_path(&s, "stored/x"));
+	ck_assert(seen_path(&s, "stored/nested/z"));
+	ck_assert(seen_path(&s, "deflated/x"));
+	ck_assert(seen_path(&s, "fortran"));
+	ck_assert(!seen_path(&s, "object"));
+	ck_assert_uint_eq(s.decoded, 2);
+	ck_assert_uint_eq(s.ranges, s.n - 2);
+	for (size_t i = 1; i < s.n; i++)
+		ck_assert_msg(strcmp(s.paths[i - 1], s.paths[i]) < 0,
+			      "%s before %s", s.paths[i - 1], s.paths[i]);
+
+	/* one array file: a group of that array, its file the path itself */
+	fs_seen one = { .top = "tools/good/c_order.npy" };
+	ck_assert_int_eq(af_zarr_fs_open(aft_fixture("tools/good/c_order.npy"),
+					 AF_ZARR_CHUNK_DEFAULT, NULL, NULL, &w,
+					 &root, NULL), AF_OK);
+	v.ctx = &one;
+	ck_assert_int_eq(af_zarr_group_walk(&w, root, &v, NULL), AF_OK);
+	af_zarr_fs_close(&w, root);
+	ck_assert_uint_eq(one.n, 1);
+	ck_assert_str_eq(one.paths[0], "c_order");
+
+	af_error err;
+	af_error_clear(&err);
+	ck_assert_int_eq(af_zarr_fs_open(aft_fixture("tools/good/missing"),
+					 AF_ZARR_CHUNK_DEFAULT, NULL, NULL, &w,
+					 &root, &err), AF_E_IO);
+	ck_assert_int_eq(af_zarr_fs_open(aft_fixture("zip/comment.zip"),
+					 AF_ZARR_CHUNK_DEFAULT, NULL, NULL, &w,
+					 &root, &err), AF_E_INVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("zarr_group");
@@ -614,5 +764,8 @@ int main(void)
 	tcase_add_test(walk, endless_nesting_stops_at_the_depth_limit);
 	tcase_add_test(walk, a_failing_writer_stops_the_walk);
 	suite_add_tcase(s, walk);
+	TCase *files = tcase_create("files");
+	tcase_add_test(files, a_file_walk_says_where_each_chunk_lies);
+	suite_add_tcase(s, files);
 	return aft_run(s);
 }
