@@ -19,7 +19,8 @@
  * `__`, plain files and symlinks, arrays whose header could not be parsed,
  * object arrays, arrays with no `B.zarr/` (af_zarr_layout_init refuses
  * them), and keys Zarr cannot take (empty, `.` or `..`, a `/`, a leading
- * `.z`, or AF_ZARR_NAME_MAX bytes or more).
+ * `.z`, AF_ZARR_NAME_MAX bytes or more, or not UTF-8: JSON could not
+ * name it).
  *
  * A child array `.zarr/KEY/` is its `B.zarr/` (the same layout, chunks
  * and chunk files) with dimension names af_zarr_dim_name(KEY, i).

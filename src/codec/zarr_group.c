@@ -6,6 +6,7 @@
 
 #include "arrayfs/af_zarr_group.h"
 #include "zarr_group_i.h"
+#include "zarr_json_i.h"
 
 static const char *const left_phrases[] = {
 	[AF_ZG_LEFT_NOT_ARRAY] = "not an array, folder or npz",
@@ -62,10 +63,14 @@ static size_t stripped_len(const af_zarr_group_entry *e)
 	return drops ? n - ext : n;
 }
 
-/* Keys Zarr cannot take: empty, ".", "..", a '/', a leading ".z", too long. */
+/*
+ * Keys Zarr cannot take: empty, ".", "..", a '/', a leading ".z", too
+ * long, and bytes that are not UTF-8 (the JSON would name another key).
+ */
 static bool key_ok(const char *key, size_t len)
 {
-	if (len == 0 || len >= AF_ZARR_NAME_MAX || memchr(key, '/', len))
+	if (len == 0 || len >= AF_ZARR_NAME_MAX || memchr(key, '/', len) ||
+	    !zj_utf8_ok(key, len))
 		return false;
 	if ((len == 1 && key[0] == '.') || (len == 2 && !memcmp(key, "..", 2)))
 		return false;
