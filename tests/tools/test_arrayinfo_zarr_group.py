@@ -8,12 +8,14 @@ described by arrayinfo; zarr itself builds the group the contract says the
 mount shows (same keys, shapes, chunks, dtypes, dimension names) and
 consolidates it: the two documents must be equal, as dicts and as text.
 """
+import io
 import json
 import os
 import struct
 import sys
 import tempfile
 import unittest
+import zipfile
 
 import numpy as np
 import zarr
@@ -114,6 +116,12 @@ class ZarrGroupTest(unittest.TestCase):
         with open(self.path("hostile.npy"), "wb") as f:
             f.write(b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f8', 'shape': (")
         os.symlink("temperature.npy", self.path("link.npy"))
+        with zipfile.ZipFile(self.path("sub", "mixed.npz"), "w") as z:
+            ok = io.BytesIO()
+            np.save(ok, np.arange(4, dtype="<i8"))
+            z.writestr("ok.npy", ok.getvalue())
+            z.writestr("bad.npy", b"\x93NUMPY\x01\x00\xff\xffgarbage")
+            z.writestr("readme.txt", b"a plain member")
 
         store = zarr.MemoryStore()
         g = zarr.group(store=store)
@@ -134,6 +142,8 @@ class ZarrGroupTest(unittest.TestCase):
         c = self.expect_group(store, sub, "c")
         self.expect_array(c, "a", np.arange(7, dtype="u1"))
         self.expect_array(c, "b", np.eye(3) > 0)
+        mixed = self.expect_group(store, sub, "mixed")
+        self.expect_array(mixed, "ok", np.arange(4, dtype="<i8"))
         zarr.consolidate_metadata(store)
         want = store[".zmetadata"].decode("ascii")
 
@@ -142,9 +152,10 @@ class ZarrGroupTest(unittest.TestCase):
         self.assertEqual(json.loads(got), json.loads(want))
         self.assertEqual(got, want + "\n")
         err = r.stderr.decode()
-        for name in (".hidden.npy", "__private.npy", "hostile.npy"):
+        for name in (".hidden.npy", "__private.npy", "hostile.npy",
+                     "sub/mixed.npz/bad.npy"):
             self.assertEqual(err.count(name), 1, err)
-        for name in ("obj.npy", "notes.txt", "link.npy"):
+        for name in ("obj.npy", "notes.txt", "link.npy", "readme.txt"):
             self.assertNotIn(name, err)
 
     def test_an_npz_or_one_array_is_a_group(self):
