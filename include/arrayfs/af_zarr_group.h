@@ -103,7 +103,6 @@ typedef struct af_zarr_group_child {
 	const char *key;         /* the entry's name, of which the key is ... */
 	size_t key_len;          /* ... the first key_len bytes (no NUL there) */
 	bool is_array;           /* else a sub-group */
-	af_zarr_layout layout;   /* is_array: its B.zarr/ (borrows the af_array) */
 } af_zarr_group_child;
 
 typedef struct af_zarr_group_left_out {
@@ -114,6 +113,7 @@ typedef struct af_zarr_group_left_out {
 /** The model of one folder. Borrows the entries; af_zarr_group_free. */
 typedef struct af_zarr_group {
 	const af_zarr_group_entry *entries;
+	uint64_t max_chunk_bytes;
 	af_zarr_group_child *children;   /* byte order of keys */
 	size_t nchildren;
 	size_t narrays;                  /* children that are arrays */
@@ -138,6 +138,16 @@ void af_zarr_group_free(af_zarr_group *g);
 /** The key of child @p c (not NUL-terminated: *len bytes). */
 const char *af_zarr_group_key(const af_zarr_group *g,
 			      const af_zarr_group_child *c, size_t *len);
+
+/**
+ * The layout of child array @p c: its B.zarr/ (af_zarr_layout_init of its
+ * entry's array, borrowed). Not kept in the model, which stays at about
+ * 32 bytes a child: the model decided it exists, so this fails only for
+ * a child that is no array (AF_E_INVAL) or for memory (AF_E_NOMEM).
+ */
+af_status af_zarr_group_layout(const af_zarr_group *g,
+			       const af_zarr_group_child *c, af_zarr_layout *out,
+			       af_error *err);
 
 /** The child keyed @p key (@p len bytes), or NULL. Binary search. */
 const af_zarr_group_child *af_zarr_group_find(const af_zarr_group *g,
@@ -203,10 +213,11 @@ typedef struct af_zarr_visit {
 	void *ctx;
 	/* a group; @p path its key path ("" for the root, "run", "run/sub") */
 	af_status (*group)(void *ctx, const char *path, af_error *err);
-	/* a child array: its key path ("run/signal"), its leaf key and entry
-	 * (af_zarr_group_key of @p c in @p g) */
+	/* a child array: its key path ("run/signal"), its model @p g and
+	 * child @p c (its leaf key, its entry) and its layout @p l */
 	af_status (*array)(void *ctx, const char *path, const af_zarr_group *g,
-			   const af_zarr_group_child *c, af_error *err);
+			   const af_zarr_group_child *c, const af_zarr_layout *l,
+			   af_error *err);
 } af_zarr_visit;
 
 /**

@@ -160,6 +160,7 @@ af_status af_zarr_group_build(af_zarr_group *g, const af_zarr_group_entry *entri
 			return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 					    "entry %zu of a Zarr group has no name", i);
 	g->entries = entries;
+	g->max_chunk_bytes = max_chunk_bytes;
 	g->children = calloc(n ? n : 1, sizeof(*g->children));
 	g->left = calloc(n ? n : 1, sizeof(*g->left));
 	if (!g->children || !g->left) {
@@ -185,7 +186,8 @@ af_status af_zarr_group_build(af_zarr_group *g, const af_zarr_group_entry *entri
 			continue;
 		}
 		if (c->is_array) {
-			af_status st = af_zarr_layout_init(&c->layout, e->array,
+			af_zarr_layout l;
+			af_status st = af_zarr_layout_init(&l, e->array,
 							   max_chunk_bytes, NULL);
 			if (st == AF_E_NOMEM) {
 				af_zarr_group_free(g);
@@ -220,6 +222,18 @@ const char *af_zarr_group_key(const af_zarr_group *g,
 	(void)g;
 	*len = c->key_len;
 	return c->key;
+}
+
+af_status af_zarr_group_layout(const af_zarr_group *g,
+			       const af_zarr_group_child *c, af_zarr_layout *out,
+			       af_error *err)
+{
+	if (!c->is_array)
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+				    "%.*s is a Zarr sub-group, not an array",
+				    (int)c->key_len, c->key);
+	return af_zarr_layout_init(out, g->entries[c->entry].array,
+				   g->max_chunk_bytes, err);
 }
 
 const af_zarr_group_child *af_zarr_group_find(const af_zarr_group *g,

@@ -55,7 +55,8 @@ static af_status on_group(void *ctx, const char *path, af_error *err)
 }
 
 static af_status on_array(void *ctx, const char *path, const af_zarr_group *g,
-			  const af_zarr_group_child *child, af_error *err)
+			  const af_zarr_group_child *child,
+			  const af_zarr_layout *l, af_error *err)
 {
 	consolidated *c = ctx;
 	if (++c->arrays > AF_ZARR_CONSOLIDATED_MAX_ARRAYS)
@@ -65,12 +66,12 @@ static af_status on_array(void *ctx, const char *path, const af_zarr_group *g,
 	af_zarr_dims dims;
 	dims.leaf = af_zarr_group_key(g, child, &dims.leaf_len);
 	put_key(c, path, ".zarray");
-	af_status st = af_zarr_meta_put(&child->layout, AF_ZARR_ZARRAY, &dims,
+	af_status st = af_zarr_meta_put(l, AF_ZARR_ZARRAY, &dims,
 					&c->w, err);
 	if (st != AF_OK)
 		return st;
 	put_key(c, path, ".zattrs");
-	st = af_zarr_meta_put(&child->layout, AF_ZARR_ZATTRS, &dims, &c->w, err);
+	st = af_zarr_meta_put(l, AF_ZARR_ZATTRS, &dims, &c->w, err);
 	if (st != AF_OK)
 		return st;
 	return flush(c, err);

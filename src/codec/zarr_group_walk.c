@@ -70,8 +70,12 @@ static af_status walk_child(walk_state *s, const af_zarr_group *g,
 {
 	const af_zarr_group_entry *e = &g->entries[c->entry];
 	size_t k = path_join(s->keys, klen, c->key, c->key_len);
-	if (c->is_array)
-		return s->visit->array(s->visit->ctx, s->keys, g, c, err);
+	if (c->is_array) {
+		af_zarr_layout l;
+		af_status st = af_zarr_group_layout(g, c, &l, err);
+		return st != AF_OK ? st :
+		       s->visit->array(s->visit->ctx, s->keys, g, c, &l, err);
+	}
 	if (depth >= AF_ZARR_GROUP_MAX_DEPTH)
 		return af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
 				    "%s: Zarr groups nest deeper than %u",
