@@ -98,6 +98,12 @@ class ZarrGroupTest(unittest.TestCase):
         np.save(self.path("big.npy"), big)
         x = np.arange(5, dtype=">i4")
         np.save(self.path("x.npy"), x)
+        accent = np.arange(3, dtype="<u4")
+        np.save(self.path("temp\u00e9rature.npy"), accent)
+        rec = np.zeros(4, dtype=[("x", "<i4"), ("y", "<f8", (2,))])
+        np.save(self.path("records.npy"), rec)
+        words = np.array(["ab", "cde"], dtype="<U3")
+        np.save(self.path("a-words.npy"), words)
         xra = save_ra(self.path("x.ra"), np.arange(6, dtype="<f4").reshape(3, 2))
         fort = np.asfortranarray(np.ones((2, 3, 4), dtype="<c8"))
         scalar = np.array(3.5)
@@ -128,6 +134,9 @@ class ZarrGroupTest(unittest.TestCase):
         store[".zattrs"] = b"{}"
         self.expect_array(g, "temperature", temp)
         self.expect_array(g, "big", big)
+        self.expect_array(g, "temp\u00e9rature", accent)
+        self.expect_array(g, "records", rec)
+        self.expect_array(g, "a-words", words)
         self.expect_array(g, "x.npy", x)      # x.npy and x.ra share "x"
         self.expect_array(g, "x.ra", xra)
         run_npz = self.expect_group(store, g, "run.npz")  # and run/
