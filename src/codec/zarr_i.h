@@ -36,4 +36,27 @@ af_status af_zarr_dtype_check(const af_zarr_layout *l, af_error *err);
 af_status af_zarr_layout_compute(af_zarr_layout *out, const af_array *a,
 				 uint64_t max_chunk_bytes, af_error *err);
 
+/** Dimension names af_zarr_dim_name(leaf, axis) of a group's child array. */
+typedef struct af_zarr_dims {
+	const char *leaf;   /* its key in its group */
+	size_t leaf_len;
+} af_zarr_dims;
+
+struct zj;
+/**
+ * Write metadata file @p which of @p l as the next value of @p w (at any
+ * depth: the consolidated document nests them), with @p dims's dimension
+ * names, or B.zarr/'s ("dim_0", ...) for NULL; @p dims also gives
+ * zarr.json its "dimension_names". Returns what af_zarr_text returns but
+ * for the writer's own failures, which zj_finish reports.
+ */
+af_status af_zarr_meta_put(const af_zarr_layout *l, af_zarr_file which,
+			   const af_zarr_dims *dims, struct zj *w,
+			   af_error *err);
+
+/** af_zarr_text with @p dims's dimension names (NULL: B.zarr/'s). */
+af_status af_zarr_text_dims(const af_zarr_layout *l, af_zarr_file which,
+			    const af_zarr_dims *dims, char **out, size_t *len,
+			    af_error *err);
+
 #endif /* ARRAYFS_ZARR_I_H */

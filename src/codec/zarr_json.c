@@ -89,7 +89,7 @@ void zj_key(zj *w, const char *key)
 /* \uXXXX with Python's lowercase hex. */
 static void zj_escape_unit(zj *w, uint32_t u)
 {
-	char e[8];
+	char e[12]; /* room for any u32, though callers pass at most 0xFFFF */
 	snprintf(e, sizeof(e), "\\u%04" PRIx32, u);
 	zj_add(w, e, 6);
 }
@@ -119,6 +119,21 @@ static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *used)
 		return 0xFFFD;
 	*used = len;
 	return cp;
+}
+
+bool zj_utf8_ok(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < len) {
+		size_t used;
+		uint32_t cp = utf8_next(p + i, len - i, &used);
+		/* U+FFFD itself is 3 bytes: one byte means a bad sequence */
+		if ((cp == 0xFFFD && used == 1) || (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		i += used;
+	}
+	return true;
 }
 
 void zj_str(zj *w, const char *s, size_t len)

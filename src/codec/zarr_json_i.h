@@ -63,6 +63,13 @@ void zj_u64(zj *w, uint64_t v);
 void zj_literal(zj *w, const char *text);      /* null, true, 0.0 ... as is */
 
 /**
+ * Whether @p s (@p len bytes) is UTF-8 zj_str writes as it is, with no
+ * U+FFFD for a bad sequence nor a surrogate: text a JSON reader gets back
+ * byte for byte.
+ */
+bool zj_utf8_ok(const char *s, size_t len);
+
+/**
  * Hand the text (NUL-terminated, malloc'd: the caller frees) to *out and
  * its length to *len. Returns AF_OK, or the first failure (AF_E_NOMEM,
  * AF_E_LIMIT), having freed the text and set *out to NULL.

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "arrayfs/af_zarr.h"
+#include "arrayfs/af_zarr_group.h"
 #include "dtype_sink_i.h"
 #include "zarr_i.h"
 #include "zarr_json_i.h"
@@ -231,18 +232,27 @@ static void put_chunks(const af_zarr_layout *l, zj *w)
 	zj_end(w, ']');
 }
 
-/* {"_ARRAY_DIMENSIONS": ["dim_0", ...]}: the names xarray reads. */
-static void put_attributes(const af_zarr_layout *l, zj *w)
+/* ["dim_0", ...] or ["LEAF_dim_0", ...]: af_zarr_dim_name's names. */
+static void put_dim_names(const af_zarr_layout *l, const af_zarr_dims *dims,
+			  zj *w)
+{
+	zj_begin(w, '[');
+	for (unsigned i = 0; i < l->ndim; i++) {
+		char name[AF_ZARR_DIM_NAME_MAX];
+		size_t n = af_zarr_dim_name(dims ? dims->leaf : NULL,
+					    dims ? dims->leaf_len : 0, i, name);
+		zj_str(w, name, n);
+	}
+	zj_end(w, ']');
+}
+
+/* {"_ARRAY_DIMENSIONS": [...]}: the names xarray reads. */
+static void put_attributes(const af_zarr_layout *l, const af_zarr_dims *dims,
+			   zj *w)
 {
 	zj_begin(w, '{');
 	zj_key(w, "_ARRAY_DIMENSIONS");
-	zj_begin(w, '[');
-	for (unsigned i = 0; i < l->ndim; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "dim_%u", i);
-		zj_cstr(w, name);
-	}
-	zj_end(w, ']');
+	put_dim_names(l, dims, w);
 	zj_end(w, '}');
 }
 
@@ -311,7 +321,8 @@ static void end_named(zj *w)
 }
 
 /* zarr.json in the order of the v3 specification's example. */
-static void put_zarr_json(const af_zarr_layout *l, zj *w)
+static void put_zarr_json(const af_zarr_layout *l, const af_zarr_dims *dims,
+			  zj *w)
 {
 	zj_begin(w, '{');
 	zj_key(w, "zarr_format");
@@ -356,38 +367,46 @@ static void put_zarr_json(const af_zarr_layout *l, zj *w)
 	end_named(w);
 	zj_end(w, ']');
 	zj_key(w, "attributes");
-	put_attributes(l, w);
+	put_attributes(l, dims, w);
+	if (dims) {
+		zj_key(w, "dimension_names");
+		put_dim_names(l, dims, w);
+	}
 	zj_end(w, '}');
 }
 
-af_status af_zarr_text(const af_zarr_layout *l, af_zarr_file which,
-		       char **out, size_t *len, af_error *err)
+af_status af_zarr_meta_put(const af_zarr_layout *l, af_zarr_file which,
+			   const af_zarr_dims *dims, zj *w, af_error *err)
+{
+	switch (which) {
+	case AF_ZARR_ZARRAY:
+		return put_zarray(l, w, err);
+	case AF_ZARR_ZATTRS:
+		put_attributes(l, dims, w);
+		return AF_OK;
+	case AF_ZARR_ZARR_JSON:
+		if (!l->v3_type)
+			return af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
+					    "%s has no Zarr v3 data type: no zarr.json",
+					    layout_descr(l));
+		put_zarr_json(l, dims, w);
+		return AF_OK;
+	default:
+		return af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
+				    "B.zarr/ has no metadata file of kind %d",
+				    (int)which);
+	}
+}
+
+af_status af_zarr_text_dims(const af_zarr_layout *l, af_zarr_file which,
+			    const af_zarr_dims *dims, char **out, size_t *len,
+			    af_error *err)
 {
 	*out = NULL;
 	*len = 0;
 	zj w;
 	zj_init(&w);
-	af_status st = AF_OK;
-	switch (which) {
-	case AF_ZARR_ZARRAY:
-		st = put_zarray(l, &w, err);
-		break;
-	case AF_ZARR_ZATTRS:
-		put_attributes(l, &w);
-		break;
-	case AF_ZARR_ZARR_JSON:
-		if (l->v3_type)
-			put_zarr_json(l, &w);
-		else
-			st = af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
-					  "%s has no Zarr v3 data type: no zarr.json",
-					  layout_descr(l));
-		break;
-	default:
-		st = af_error_set(err, AF_E_RANGE, AF_NO_OFFSET,
-				  "B.zarr/ has no metadata file of kind %d",
-				  (int)which);
-	}
+	af_status st = af_zarr_meta_put(l, which, dims, &w, err);
 	if (st != AF_OK) {
 		char *drop;
 		size_t n;
@@ -401,4 +420,10 @@ af_status af_zarr_text(const af_zarr_layout *l, af_zarr_file which,
 				    st == AF_E_LIMIT ? "Zarr metadata nested too deeply" :
 						       "out of memory writing Zarr metadata");
 	return AF_OK;
+}
+
+af_status af_zarr_text(const af_zarr_layout *l, af_zarr_file which,
+		       char **out, size_t *len, af_error *err)
+{
+	return af_zarr_text_dims(l, which, NULL, out, len, err);
 }

@@ -14,6 +14,7 @@
 
 #include "arrayfs/arrayfs.h"
 #include "cli_common.h"
+#include "group_info.h"
 #include "json.h"
 #include "stack_scan.h"
 
@@ -25,6 +26,7 @@ typedef struct info_opts {
 	bool json;
 	bool stack;   /* --stack: describe the stack each FOLDER would give */
 	bool index;   /* --index: saved inflate indexes of each FILE */
+	bool zarr_group; /* --zarr-group: the .zmetadata of each FOLDER */
 	const char *index_dir; /* --index-dir, else the daemon's default */
 	bool first;  /* JSON: no comma before the next file object yet */
 	bool printed; /* text: a block is out, so the next one needs a blank line */
@@ -481,6 +483,7 @@ static void usage(FILE *out)
 	fputs("usage: " PROG " [--json] FILE...\n"
 	      "       " PROG " [--json] --stack FOLDER...\n"
 	      "       " PROG " --index [--index-dir DIR] FILE...\n"
+	      "       " PROG " --zarr-group FOLDER...\n"
 	      "Describe .npy, .npz and .ra files from their headers.\n"
 	      "\n"
 	      "  -j, --json     print one JSON array with an object per file\n"
@@ -489,6 +492,9 @@ static void usage(FILE *out)
 	      "  -i, --index    say which deflated members of each .npz have a\n"
 	      "                 saved inflate index the daemon would use\n"
 	      "  --index-dir DIR  the index folder (default: the daemon's)\n"
+	      "  -z, --zarr-group  print the consolidated Zarr metadata\n"
+	      "                 (.zmetadata) of the .zarr/ group each FOLDER\n"
+	      "                 (or .npz, .npy, .ra) has in an arrayfs mount\n"
 	      "  -h, --help     print this help and exit\n"
 	      "  -V, --version  print the version and exit\n"
 	      "\n"
@@ -503,6 +509,7 @@ int main(int argc, char **argv)
 		{ "stack", no_argument, NULL, 's' },
 		{ "index", no_argument, NULL, 'i' },
 		{ "index-dir", required_argument, NULL, 'D' },
+		{ "zarr-group", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -510,7 +517,7 @@ int main(int argc, char **argv)
 	info_opts o = { .json = false, .first = true, .printed = false };
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "jsihV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jsizhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;
@@ -524,6 +531,9 @@ int main(int argc, char **argv)
 		case 'D':
 			o.index_dir = optarg;
 			break;
+		case 'z':
+			o.zarr_group = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -535,8 +545,9 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (o.index)
-		o.json = false; /* --index speaks text only */
+	if (o.index || o.zarr_group)
+		o.json = false; /* --index speaks text only; --zarr-group JSON
+				 * of its own */
 	if (optind >= argc) {
 		fputs(PROG ": no FILE given\n", stderr);
 		usage(stderr);
@@ -545,7 +556,8 @@ int main(int argc, char **argv)
 	if (o.json)
 		printf("[");
 	for (int i = optind; i < argc; i++) {
-		rc |= o.index ? info_index(&o, argv[i])
+		rc |= o.zarr_group ? group_info(PROG, argv[i])
+		      : o.index ? info_index(&o, argv[i])
 		      : o.stack ? info_stack(&o, argv[i])
 				: info_one(&o, argv[i]);
 	}

@@ -35,6 +35,17 @@ class TestValgrind(unittest.TestCase):
                 os.path.join(REFERENCE, "mnist_8_z.ra"), "/nonexistent"])
         self.assertEqual(r.returncode, 1, r.stderr.decode())
 
+    def test_arrayinfo_zarr_group(self):
+        # the good and broken folders: npz sub-groups, object arrays and
+        # broken headers left out; one file; a path that is no group
+        for path, status in [(fixture("good"), 0), (fixture("broken"), 0),
+                             (fixture("good", "stored.npz"), 0),
+                             (fixture("good", "fortran.npy"), 0),
+                             ("/nonexistent", 1)]:
+            with self.subTest(path=path):
+                r = vg([ARRAYINFO, "--zarr-group", path])
+                self.assertEqual(r.returncode, status, r.stderr.decode())
+
     def test_arrayconv_each_direction(self):
         with tempfile.TemporaryDirectory() as tmp:
             for src, out in [(fixture("good", "bigendian.npy"), "a.ra"),

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/* The model of one folder as a Zarr group: its children, keys and left-outs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrayfs/af_zarr_group.h"
+#include "zarr_group_i.h"
+#include "zarr_json_i.h"
+
+static const char *const left_phrases[] = {
+	[AF_ZG_LEFT_NOT_ARRAY] = "not an array, folder or npz",
+	[AF_ZG_LEFT_STACK] = "the folder's .stack",
+	[AF_ZG_LEFT_HIDDEN] = "its name starts with '.' or '__'",
+	[AF_ZG_LEFT_BAD_KEY] = "Zarr cannot take its name as a key",
+	[AF_ZG_LEFT_BAD_HEADER] = "its header could not be read",
+	[AF_ZG_LEFT_OBJECT] = "an object array",
+	[AF_ZG_LEFT_NO_STORE] = "an array with no Zarr store",
+};
+
+const char *af_zarr_group_left_phrase(af_zarr_group_left why)
+{
+	if ((size_t)why >= sizeof(left_phrases) / sizeof(left_phrases[0]) ||
+	    !left_phrases[why])
+		return "left out";
+	return left_phrases[why];
+}
+
+bool af_zarr_group_left_logged(af_zarr_group_left why)
+{
+	return why != AF_ZG_LEFT_NOT_ARRAY && why != AF_ZG_LEFT_STACK &&
+	       why != AF_ZG_LEFT_OBJECT;
+}
+
+size_t zg_name_ext(const char *name, size_t len, af_zarr_group_kind *kind)
+{
+	/* TODO(lead): af_array.h's name-kind function, when it lands, says
+	 * this; until then this is the one place the group reads extensions */
+	static const struct {
+		const char *ext;
+		size_t len;
+		af_zarr_group_kind kind;
+	} exts[] = { { ".npy", 4, AF_ZG_ARRAY }, { ".ra", 3, AF_ZG_ARRAY },
+		     { ".npz", 4, AF_ZG_NPZ } };
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+		if (len > exts[i].len &&
+		    memcmp(name + len - exts[i].len, exts[i].ext, exts[i].len) == 0) {
+			*kind = exts[i].kind;
+			return exts[i].len;
+		}
+	*kind = AF_ZG_OTHER;
+	return 0;
+}
+
+/* The key before collisions: the name without the extension its kind has. */
+static size_t stripped_len(const af_zarr_group_entry *e)
+{
+	size_t n = strlen(e->name);
+	af_zarr_group_kind says;
+	size_t ext = zg_name_ext(e->name, n, &says);
+	bool drops = (e->kind == AF_ZG_ARRAY || e->kind == AF_ZG_NPZ) &&
+		     says == e->kind;
+	return drops ? n - ext : n;
+}
+
+/*
+ * Keys Zarr cannot take: empty, ".", "..", a '/', a leading ".z", too
+ * long, and bytes that are not UTF-8 (the JSON would name another key).
+ */
+static bool key_ok(const char *key, size_t len)
+{
+	if (len == 0 || len >= AF_ZARR_NAME_MAX || memchr(key, '/', len) ||
+	    !zj_utf8_ok(key, len))
+		return false;
+	if ((len == 1 && key[0] == '.') || (len == 2 && !memcmp(key, "..", 2)))
+		return false;
+	return !(len >= 2 && key[0] == '.' && key[1] == 'z');
+}
+
+/* Why @p e is no child, or 0 if it may be one (its key still to check). */
+static af_zarr_group_left entry_left(const af_zarr_group_entry *e)
+{
+	if (strcmp(e->name, ".stack") == 0)
+		return AF_ZG_LEFT_STACK;
+	if (e->name[0] == '.' || (e->name[0] == '_' && e->name[1] == '_'))
+		return AF_ZG_LEFT_HIDDEN;
+	if (e->kind == AF_ZG_FOLDER || e->kind == AF_ZG_NPZ)
+		return 0;
+	if (e->kind != AF_ZG_ARRAY)
+		return AF_ZG_LEFT_NOT_ARRAY;
+	if (!e->array)
+		return AF_ZG_LEFT_BAD_HEADER;
+	if (e->array->dtype.kind == AF_KIND_OBJECT || e->array->dtype.has_object)
+		return AF_ZG_LEFT_OBJECT;
+	return 0;
+}
+
+/* Byte order of two keys. */
+static int key_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	if (c != 0)
+		return c;
+	return alen < blen ? -1 : alen > blen;
+}
+
+static int child_cmp(const void *pa, const void *pb)
+{
+	const af_zarr_group_child *a = pa, *b = pb;
+	return key_cmp(a->key, a->key_len, b->key, b->key_len);
+}
+
+/*
+ * Sort by key; where keys are shared, give every sharer its full name.
+ * A full name can meet another child's stripped key ("x.npy" beside
+ * "x.npy.npy"), so repeat until no key is shared: each pass lengthens at
+ * least one key to its full name, and full names are unique.
+ */
+static void settle_keys(af_zarr_group *g)
+{
+	bool shared = true;
+	while (shared) {
+		qsort(g->children, g->nchildren, sizeof(g->children[0]), child_cmp);
+		shared = false;
+		for (size_t i = 0; i + 1 < g->nchildren; i++) {
+			if (child_cmp(&g->children[i], &g->children[i + 1]) != 0)
+				continue;
+			size_t j = i;
+			while (j < g->nchildren &&
+			       child_cmp(&g->children[i], &g->children[j]) == 0)
+				j++;
+			for (size_t k = i; k < j; k++)
+				g->children[k].key_len =
+					strlen(g->children[k].key);
+			shared = true;
+			i = j - 1;
+		}
+	}
+}
+
+static af_zarr_group_left add_left(af_zarr_group *g, size_t entry,
+				   af_zarr_group_left why)
+{
+	g->left[g->nleft].entry = entry;
+	g->left[g->nleft++].why = why;
+	return why;
+}
+
+af_status af_zarr_group_build(af_zarr_group *g, const af_zarr_group_entry *entries,
+			      size_t n, uint64_t max_chunk_bytes, af_error *err)
+{
+	if (!g)
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET, "no group to build");
+	memset(g, 0, sizeof(*g));
+	if ((n > 0 && !entries) || max_chunk_bytes == 0)
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+				    "no entries or no chunk size for a Zarr group");
+	for (size_t i = 0; i < n; i++)
+		if (!entries[i].name)
+			return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+					    "entry %zu of a Zarr group has no name", i);
+	g->entries = entries;
+	g->max_chunk_bytes = max_chunk_bytes;
+	g->children = calloc(n ? n : 1, sizeof(*g->children));
+	g->left = calloc(n ? n : 1, sizeof(*g->left));
+	if (!g->children || !g->left) {
+		af_zarr_group_free(g);
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory for a Zarr group of %zu entries", n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const af_zarr_group_entry *e = &entries[i];
+		af_zarr_group_left why = entry_left(e);
+		if (why) {
+			add_left(g, i, why);
+			continue;
+		}
+		af_zarr_group_child *c = &g->children[g->nchildren];
+		c->entry = i;
+		c->key = e->name;
+		c->key_len = stripped_len(e);
+		c->is_array = e->kind == AF_ZG_ARRAY;
+		if (!key_ok(e->name, c->key_len) ||
+		    !key_ok(e->name, strlen(e->name))) {
+			add_left(g, i, AF_ZG_LEFT_BAD_KEY);
+			continue;
+		}
+		if (c->is_array) {
+			af_zarr_layout l;
+			af_status st = af_zarr_layout_init(&l, e->array,
+							   max_chunk_bytes, NULL);
+			if (st == AF_E_NOMEM) {
+				af_zarr_group_free(g);
+				return af_error_set(err, st, AF_NO_OFFSET,
+						    "out of memory laying out %s",
+						    e->name);
+			}
+			if (st != AF_OK) {
+				add_left(g, i, AF_ZG_LEFT_NO_STORE);
+				continue;
+			}
+			g->narrays++;
+		}
+		g->nchildren++;
+	}
+	settle_keys(g);
+	return AF_OK;
+}
+
+void af_zarr_group_free(af_zarr_group *g)
+{
+	if (!g)
+		return;
+	free(g->children);
+	free(g->left);
+	memset(g, 0, sizeof(*g));
+}
+
+const char *af_zarr_group_key(const af_zarr_group *g,
+			      const af_zarr_group_child *c, size_t *len)
+{
+	(void)g;
+	*len = c->key_len;
+	return c->key;
+}
+
+af_status af_zarr_group_layout(const af_zarr_group *g,
+			       const af_zarr_group_child *c, af_zarr_layout *out,
+			       af_error *err)
+{
+	if (!c->is_array)
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+				    "%.*s is a Zarr sub-group, not an array",
+				    (int)c->key_len, c->key);
+	return af_zarr_layout_init(out, g->entries[c->entry].array,
+				   g->max_chunk_bytes, err);
+}
+
+const af_zarr_group_child *af_zarr_group_find(const af_zarr_group *g,
+					      const char *key, size_t len)
+{
+	size_t lo = 0, hi = g->nchildren;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const af_zarr_group_child *c = &g->children[mid];
+		int d = key_cmp(c->key, c->key_len, key, len);
+		if (d == 0)
+			return c;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+size_t af_zarr_dim_name(const char *leaf, size_t leaf_len, unsigned axis,
+			char out[AF_ZARR_DIM_NAME_MAX])
+{
+	if (!leaf)
+		return (size_t)snprintf(out, AF_ZARR_DIM_NAME_MAX, "dim_%u", axis);
+	if (leaf_len >= AF_ZARR_NAME_MAX) {
+		out[0] = '\0';
+		return 0;
+	}
+	return (size_t)snprintf(out, AF_ZARR_DIM_NAME_MAX, "%.*s_dim_%u",
+				(int)leaf_len, leaf, axis);
+}

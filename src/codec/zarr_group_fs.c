@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/* A Zarr group walk over files: a folder, an .npz or one .npy/.ra. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arrayfs/af_zarr_group.h"
+#include "arrayfs/af_zip.h"
+#include "zarr_group_i.h"
+
+typedef struct fs_walk {
+	char *top;        /* the walked path */
+	void (*left_out)(void *ctx, const char *path, af_zarr_group_left why);
+	void *left_ctx;
+} fs_walk;
+
+/* One entry's storage; entries[i] points into items[i]. */
+typedef struct fs_item {
+	char *name;
+	char *file;                /* relative to the top */
+	char *member;              /* in an npz: the member's name */
+	af_array array;
+	bool parsed;
+	af_zarr_fs_array where;
+	struct fs_folder *sub;
+} fs_item;
+
+typedef struct fs_folder {
+	char *rel;        /* a folder's path from the top, or its npz file's */
+	char *prefix;     /* in an npz: the members' prefix ("", "a/"); else NULL */
+	char *single;     /* the top is this one array file (its name) */
+	af_zarr_group_entry *entries;   /* while listed */
+	fs_item *items;
+	size_t n, cap;
+} fs_folder;
+
+static af_status nomem(af_error *err)
+{
+	return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+			    "out of memory walking files as a Zarr group");
+}
+
+/* "a/b", or the other alone where one is empty */
+static char *join(const char *a, const char *b)
+{
+	char *out;
+	if (!*a || !*b)
+		return strdup(*a ? a : b);
+	return asprintf(&out, "%s/%s", a, b) < 0 ? NULL : out;
+}
+
+static fs_folder *folder_new(const char *rel, const char *prefix)
+{
+	fs_folder *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->rel = strdup(rel);
+	f->prefix = prefix ? strdup(prefix) : NULL;
+	if (!f->rel || (prefix && !f->prefix)) {
+		free(f->rel);
+		free(f->prefix);
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void folder_free(fs_folder *f)
+{
+	if (!f)
+		return;
+	free(f->rel);
+	free(f->prefix);
+	free(f->single);
+	free(f);
+}
+
+/* A new item named @p name (@p len bytes), in a file @p file from the top. */
+static fs_item *add_item(fs_folder *f, const char *name, size_t len,
+			 const char *file)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 16;
+		fs_item *grown = realloc(f->items, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		f->items = grown;
+		f->cap = cap;
+	}
+	fs_item *it = &f->items[f->n];
+	memset(it, 0, sizeof(*it));
+	it->name = strndup(name, len);
+	it->file = strdup(file);
+	if (!it->name || !it->file) {
+		free(it->name);
+		free(it->file);
+		return NULL;
+	}
+	f->n++;
+	return it;
+}
+
+static void items_free(fs_folder *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->items[i].name);
+		free(f->items[i].file);
+		free(f->items[i].member);
+		af_array_free(&f->items[i].array);
+		folder_free(f->items[i].sub);
+	}
+	free(f->items);
+	free(f->entries);
+	f->items = NULL;
+	f->entries = NULL;
+	f->n = f->cap = 0;
+}
+
+/* Parse the array file at @p full into @p it (left unparsed if it fails). */
+static void parse_file(fs_item *it, const char *full)
+{
+	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) == 0) {
+		af_source src;
+		af_source_init_fd(&src, fd, 0, (uint64_t)sb.st_size);
+		it->parsed = af_array_parse_named(it->name, &src, &it->array,
+						  NULL) == AF_OK;
+	}
+	close(fd);
+	it->where.file = it->file;
+	it->where.data_offset = it->array.data_offset;
+	it->where.chunks_are_ranges = it->array.compression == AF_COMP_NONE;
+}
+
+/* Whether @p full opens as a zip archive. */
+static bool is_zip(const char *full)
+{
+	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	bool ok = false;
+	if (fd >= 0 && fstat(fd, &sb) == 0) {
+		af_source src;
+		af_source_init_fd(&src, fd, 0, (uint64_t)sb.st_size);
+		af_zip *z = NULL;
+		ok = af_zip_open(&z, &src, NULL) == AF_OK;
+		af_zip_close(z);
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Classify entry @p name of a folder and add it as an item. */
+static af_status list_dir_entry(const fs_walk *w, fs_folder *f, int dfd,
+				const char *name, af_error *err)
+{
+	struct stat sb;
+	char *rel = join(f->rel, name);
+	char *full = rel ? join(w->top, rel) : NULL;
+	fs_item *it = full ? add_item(f, name, strlen(name), rel) : NULL;
+	af_status st = it ? AF_OK : nomem(err);
+	af_zarr_group_kind says = AF_ZG_OTHER;
+	if (st == AF_OK && fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+		zg_name_ext(name, strlen(name), &says);
+		if (S_ISDIR(sb.st_mode)) {
+			it->sub = folder_new(rel, NULL);
+			st = it->sub ? AF_OK : nomem(err);
+		} else if (S_ISREG(sb.st_mode) && says == AF_ZG_ARRAY) {
+			parse_file(it, full);
+		} else if (S_ISREG(sb.st_mode) && says == AF_ZG_NPZ &&
+			   is_zip(full)) {
+			it->sub = folder_new(rel, "");
+			st = it->sub ? AF_OK : nomem(err);
+		}
+	}
+	free(rel);
+	free(full);
+	return st;
+}
+
+static af_status list_dir(const fs_walk *w, fs_folder *f, af_error *err)
+{
+	char *full = join(w->top, f->rel);
+	DIR *d = full ? opendir(full) : NULL;
+	if (!d) {
+		af_status st = full ? af_error_set(err, AF_E_IO, AF_NO_OFFSET,
+						   "%s: %s", full, strerror(errno))
+				    : nomem(err);
+		free(full);
+		return st;
+	}
+	af_status st = AF_OK;
+	struct dirent *e;
+	while (st == AF_OK && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			st = list_dir_entry(w, f, dirfd(d), e->d_name, err);
+	closedir(d);
+	free(full);
+	return st;
+}
+
+/* Member @p i's header into @p it, and where its data lies. */
+static void parse_member(fs_item *it, const af_zip *z, size_t i)
+{
+	const af_zip_entry *e = af_zip_entry_at(z, i);
+	af_member *m = NULL;
+	it->where.file = it->file;
+	it->member = strdup(e->name);
+	it->where.member = it->member;
+	if (!it->member || af_member_open(&m, z, i, NULL) != AF_OK)
+		return;
+	it->parsed = af_npy_parse(af_member_source(m), &it->array, NULL) == AF_OK;
+	af_member_close(m);
+	uint64_t base;
+	it->where.data_offset = it->array.data_offset;
+	if (it->parsed && e->method == AF_ZIP_STORED &&
+	    af_zip_data_offset(z, i, &base, NULL) == AF_OK &&
+	    base + it->where.data_offset >= base) {
+		it->where.data_offset += base;
+		it->where.chunks_are_ranges = true;
+	}
+}
+
+/* A name right under an npz folder: a member, or the first part of deeper ones. */
+typedef struct npz_part {
+	const char *name;  /* in the member's name, after the folder's prefix */
+	size_t len;
+	size_t member;
+	bool folder;
+} npz_part;
+
+/* By name; of one name, the folder first (it wins, as in the mount). */
+static int part_cmp(const void *pa, const void *pb)
+{
+	const npz_part *a = pa, *b = pb;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->name, b->name, n);
+	if (c != 0)
+		return c;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return (int)b->folder - (int)a->folder;
+}
+
+static bool same_name(const npz_part *a, const npz_part *b)
+{
+	return a->len == b->len && memcmp(a->name, b->name, a->len) == 0;
+}
+
+/* Add the folder or member @p p of npz folder @p f. */
+static af_status add_part(fs_folder *f, const af_zip *z, const npz_part *p,
+			  af_error *err)
+{
+	fs_item *it = add_item(f, p->name, p->len, f->rel);
+	if (!it)
+		return nomem(err);
+	if (p->folder) {
+		size_t plen = strlen(f->prefix);
+		char *sub = malloc(plen + p->len + 2);
+		if (sub) {
+			memcpy(sub, f->prefix, plen);
+			memcpy(sub + plen, p->name, p->len);
+			strcpy(sub + plen + p->len, "/");
+			it->sub = folder_new(f->rel, sub);
+		}
+		free(sub);
+		return it->sub ? AF_OK : nomem(err);
+	}
+	if (p->len > 4 && memcmp(p->name + p->len - 4, ".npy", 4) == 0)
+		parse_member(it, z, p->member);
+	return AF_OK;
+}
+
+/*
+ * The folder f->prefix of an npz: members right under it (those the
+ * codec can read), and the first part of deeper names as sub-folders.
+ * The zip is closed before the walk goes on: items copy the names.
+ */
+static af_status list_npz_members(fs_folder *f, const af_zip *z, af_error *err)
+{
+	size_t plen = strlen(f->prefix), n = 0;
+	npz_part *parts = malloc((af_zip_count(z) ? af_zip_count(z) : 1) *
+				 sizeof(*parts));
+	if (!parts)
+		return nomem(err);
+	for (size_t i = 0; i < af_zip_count(z); i++) {
+		const af_zip_entry *e = af_zip_entry_at(z, i);
+		if (strncmp(e->name, f->prefix, plen) != 0 || e->name[plen] == '\0')
+			continue;
+		const char *rest = e->name + plen;
+		const char *slash = strchr(rest, '/');
+		bool folder = slash || e->is_dir;
+		if (!folder && !af_zip_entry_readable(e, NULL))
+			continue;
+		parts[n++] = (npz_part){ rest, slash ? (size_t)(slash - rest) :
+					 strlen(rest), i, folder };
+	}
+	qsort(parts, n, sizeof(*parts), part_cmp);
+	af_status st = AF_OK;
+	for (size_t i = 0; st == AF_OK && i < n; i++)
+		if (i == 0 || !same_name(&parts[i - 1], &parts[i]))
+			st = add_part(f, z, &parts[i], err);
+	free(parts);
+	return st;
+}
+
+static af_status list_npz(const fs_walk *w, fs_folder *f, af_error *err)
+{
+	char *full = join(w->top, f->rel);
+	int fd = full ? open(full, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat sb;
+	af_status st;
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		st = full ? af_error_set(err, AF_E_IO, AF_NO_OFFSET, "%s: %s",
+					 full, strerror(errno)) : nomem(err);
+	} else {
+		af_source src;
+		af_source_init_fd(&src, fd, 0, (uint64_t)sb.st_size);
+		af_zip *z = NULL;
+		st = af_zip_open(&z, &src, err);
+		if (st == AF_OK)
+			st = list_npz_members(f, z, err);
+		af_zip_close(z);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(full);
+	return st;
+}
+
+/* The entries of @p f from its items. */
+static af_status make_entries(fs_folder *f, af_error *err)
+{
+	f->entries = calloc(f->n ? f->n : 1, sizeof(*f->entries));
+	if (!f->entries)
+		return nomem(err);
+	for (size_t i = 0; i < f->n; i++) {
+		fs_item *it = &f->items[i];
+		af_zarr_group_entry *e = &f->entries[i];
+		e->name = it->name;
+		e->source = &it->where;
+		if (it->sub) {
+			e->kind = it->sub->prefix && !f->prefix ? AF_ZG_NPZ : AF_ZG_FOLDER;
+			e->folder = it->sub;
+		} else if (it->where.file) {
+			e->kind = AF_ZG_ARRAY;
+			e->array = it->parsed ? &it->array : NULL;
+		} else {
+			e->kind = AF_ZG_OTHER;
+		}
+	}
+	return AF_OK;
+}
+
+static af_status fs_list(void *ctx, void *folder,
+			 const af_zarr_group_entry **entries, size_t *n,
+			 af_error *err)
+{
+	const fs_walk *w = ctx;
+	fs_folder *f = folder;
+	af_status st;
+	if (f->single) {
+		fs_item *it = add_item(f, f->single, strlen(f->single), "");
+		st = it ? AF_OK : nomem(err);
+		if (it)
+			parse_file(it, w->top);
+	} else {
+		st = f->prefix ? list_npz(w, f, err) : list_dir(w, f, err);
+	}
+	if (st == AF_OK)
+		st = make_entries(f, err);
+	if (st != AF_OK) {
+		items_free(f);
+		return st;
+	}
+	*entries = f->entries;
+	*n = f->n;
+	return AF_OK;
+}
+
+static void fs_release(void *ctx, void *folder,
+		       const af_zarr_group_entry *entries, size_t n)
+{
+	(void)ctx; (void)entries; (void)n;
+	items_free(folder);
+}
+
+static void fs_left(void *ctx, const char *path, af_zarr_group_left why)
+{
+	const fs_walk *w = ctx;
+	if (w->left_out)
+		w->left_out(w->left_ctx, path, why);
+}
+
+af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
+			  void (*left_out)(void *ctx, const char *path,
+					   af_zarr_group_left why),
+			  void *left_ctx, af_zarr_walk *walk, void **root,
+			  af_error *err)
+{
+	memset(walk, 0, sizeof(*walk));
+	*root = NULL;
+	struct stat sb;
+	if (stat(path, &sb) < 0)
+		return af_error_set(err, AF_E_IO, AF_NO_OFFSET, "%s: %s", path,
+				    strerror(errno));
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	af_zarr_group_kind says;
+	zg_name_ext(base, strlen(base), &says);
+	bool dir = S_ISDIR(sb.st_mode);
+	if (!dir && (!S_ISREG(sb.st_mode) || says == AF_ZG_OTHER))
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+				    "%s: not a folder, .npz, .npy or .ra file", path);
+	fs_walk *w = calloc(1, sizeof(*w));
+	fs_folder *f = folder_new("", dir || says == AF_ZG_ARRAY ? NULL : "");
+	if (w)
+		w->top = strdup(path);
+	if (f && !dir && says == AF_ZG_ARRAY)
+		f->single = strdup(base);
+	if (!w || !f || !w->top || (!dir && says == AF_ZG_ARRAY && !f->single)) {
+		if (w)
+			free(w->top);
+		free(w);
+		folder_free(f);
+		return nomem(err);
+	}
+	w->left_out = left_out;
+	w->left_ctx = left_ctx;
+	walk->ctx = w;
+	walk->list = fs_list;
+	walk->release = fs_release;
+	walk->left_out = fs_left;
+	walk->max_chunk_bytes = max_chunk_bytes;
+	*root = f;
+	return AF_OK;
+}
+
+void af_zarr_fs_close(af_zarr_walk *walk, void *root)
+{
+	fs_walk *w = walk ? walk->ctx : NULL;
+	if (w)
+		free(w->top);
+	free(w);
+	folder_free(root);
+	if (walk)
+		memset(walk, 0, sizeof(*walk));
+}
