@@ -32,24 +32,22 @@ bool af_zarr_group_left_logged(af_zarr_group_left why)
 	       why != AF_ZG_LEFT_OBJECT;
 }
 
-size_t zg_name_ext(const char *name, size_t len, af_zarr_group_kind *kind)
+size_t zg_name_ext(const char *name, af_zarr_group_kind *kind)
 {
-	/* TODO(lead): af_array.h's name-kind function, when it lands, says
-	 * this; until then this is the one place the group reads extensions */
-	static const struct {
-		const char *ext;
-		size_t len;
-		af_zarr_group_kind kind;
-	} exts[] = { { ".npy", 4, AF_ZG_ARRAY }, { ".ra", 3, AF_ZG_ARRAY },
-		     { ".npz", 4, AF_ZG_NPZ } };
-	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
-		if (len > exts[i].len &&
-		    memcmp(name + len - exts[i].len, exts[i].ext, exts[i].len) == 0) {
-			*kind = exts[i].kind;
-			return exts[i].len;
-		}
-	*kind = AF_ZG_OTHER;
-	return 0;
+	/* the codec's one name rule says it; callers pass whole names */
+	switch (af_array_name_kind(name, false)) {
+	case AF_NAME_NPY:
+	case AF_NAME_RA:
+		*kind = AF_ZG_ARRAY;
+		break;
+	case AF_NAME_NPZ:
+		*kind = AF_ZG_NPZ;
+		break;
+	default:
+		*kind = AF_ZG_OTHER;
+		return 0;
+	}
+	return strlen(name) - af_array_name_base_len(name);
 }
 
 /* The key before collisions: the name without the extension its kind has. */
@@ -57,7 +55,7 @@ static size_t stripped_len(const af_zarr_group_entry *e)
 {
 	size_t n = strlen(e->name);
 	af_zarr_group_kind says;
-	size_t ext = zg_name_ext(e->name, n, &says);
+	size_t ext = zg_name_ext(e->name, &says);
 	bool drops = (e->kind == AF_ZG_ARRAY || e->kind == AF_ZG_NPZ) &&
 		     says == e->kind;
 	return drops ? n - ext : n;

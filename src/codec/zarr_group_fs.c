@@ -170,7 +170,7 @@ static af_status list_dir_entry(const fs_walk *w, fs_folder *f, int dfd,
 	af_status st = it ? AF_OK : nomem(err);
 	af_zarr_group_kind says = AF_ZG_OTHER;
 	if (st == AF_OK && fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-		zg_name_ext(name, strlen(name), &says);
+		zg_name_ext(name, &says);
 		if (S_ISDIR(sb.st_mode)) {
 			it->sub = folder_new(rel, NULL);
 			st = it->sub ? AF_OK : nomem(err);
@@ -416,7 +416,7 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	af_zarr_group_kind says;
-	zg_name_ext(base, strlen(base), &says);
+	zg_name_ext(base, &says);
 	bool dir = S_ISDIR(sb.st_mode);
 	if (!dir && (!S_ISREG(sb.st_mode) || says == AF_ZG_OTHER))
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,

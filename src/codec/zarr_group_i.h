@@ -17,10 +17,10 @@ af_status zg_put_group_file(af_zarr_group_file which, struct zj *w,
 			    af_error *err);
 
 /**
- * The extension of @p name (@p len bytes) as the mount reads names: 4 for
+ * The extension of @p name as af_array_name_kind reads it: 4 for
  * ".npy" and 3 for ".ra" (*kind AF_ZG_ARRAY), 4 for ".npz" (AF_ZG_NPZ),
  * else 0 (AF_ZG_OTHER). A name that is only the extension has none.
  */
-size_t zg_name_ext(const char *name, size_t len, af_zarr_group_kind *kind);
+size_t zg_name_ext(const char *name, af_zarr_group_kind *kind);
 
 #endif /* ARRAYFS_ZARR_GROUP_I_H */
