@@ -101,11 +101,10 @@ def declared_name(stmt):
         return None     # a struct/enum/union or an inline function body
     paren = stmt.find("(")
     if paren >= 0:
-        before = stmt[:paren].rstrip()
-        m = re.search(r"\(\s*\*\s*(" + IDENT.pattern + r")", stmt)
-        if not IDENT.search(before[-1:] or " ") and m:
+        m = re.match(r"\(\s*\*\s*(" + IDENT.pattern + r")", stmt[paren:])
+        if m:
             return m.group(1)             # a function pointer variable
-        name = IDENT.findall(before)
+        name = IDENT.findall(stmt[:paren])
         return name[-1] if name else None
     decl = re.split(r"[\[=]", stmt)[0]
     names = IDENT.findall(decl)
