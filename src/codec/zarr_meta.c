@@ -13,6 +13,15 @@
  * does), a bare-int shape becomes a list (and a bare 1 or () none, which
  * numpy reads as no sub-array), and a (title, name) pair keeps only the
  * name, since zarr cannot decode titles.
+ *
+ * The list form has no offsets: padding (an aligned struct's, a gap between
+ * offsets, an itemsize past the fields) is written as the field numpy's
+ * descr gives it, an unnamed void, which zarr reads back as a void field
+ * numpy names f<index>. Where a field of the descr is itself named like
+ * that, numpy would refuse the duplicate and zarr raise MetadataError, so
+ * every unnamed field gets f<index> lengthened with '_' past the longest
+ * name of the descr instead, which no field can have (a name past
+ * AF_ZARR_PAD_NAME_MAX: no store).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,9 +71,42 @@ typedef struct zarr_dtype_sink {
 	struct field_dims {
 		uint64_t dims[AF_NDIM_MAX];
 		unsigned n;
+		uint64_t index;             /* its place in its list */
 	} fields[AF_DTYPE_MAX_DEPTH + 1];
+	uint64_t next_index[AF_DTYPE_MAX_DEPTH + 2]; /* per open list */
+	char *pad_name;                     /* NULL: unnamed fields stay "" */
+	size_t pad_len;                     /* longer than every field name */
 	af_status failed;
 } zarr_dtype_sink;
+
+/*
+ * The first walk over a descr: whether a field is named as numpy names an
+ * unnamed one (f<digits>), and the longest name. Titles do not count: the
+ * list form leaves them out.
+ */
+typedef struct name_scan {
+	af_dtype_sink base;
+	bool numbered;
+	size_t longest;
+} name_scan;
+
+static void name_scan_event(af_dtype_sink *base, af_dtype_event ev,
+			    const char *text, size_t len, bool title,
+			    const uint64_t *dims, unsigned n)
+{
+	name_scan *ns = (name_scan *)base;
+	(void)dims;
+	(void)n;
+	if (ev != AF_DTYPE_EV_NAME || title)
+		return;
+	if (len > ns->longest)
+		ns->longest = len;
+	size_t digits = 1;
+	while (digits < len && text[digits] >= '0' && text[digits] <= '9')
+		digits++;
+	if (len >= 2 && text[0] == 'f' && digits == len)
+		ns->numbered = true;
+}
 
 /* zj_begin, or in a check the nesting and limit it would meet */
 static void sink_begin(zarr_dtype_sink *z, char open)
@@ -98,6 +140,28 @@ static void sink_u64(zarr_dtype_sink *z, uint64_t v)
 		zj_u64(z->w, v);
 }
 
+/* Beyond this, padding names would make .zarray huge: no B.zarr. */
+#define AF_ZARR_PAD_NAME_MAX 4096
+/* "f" and a 64-bit index */
+#define AF_ZARR_PAD_INDEX_MAX 21
+
+/* An unnamed field's name: f<index>, then '_' up to pad_len if shorter. */
+static void put_pad_name(zarr_dtype_sink *z, uint64_t index)
+{
+	int n = snprintf(z->pad_name, AF_ZARR_PAD_INDEX_MAX + 1, "f%llu",
+			 (unsigned long long)index);
+	if (n < 0) {
+		z->failed = AF_E_LIMIT;
+		return;
+	}
+	size_t len = (size_t)n;
+	if (len < z->pad_len) {
+		memset(z->pad_name + len, '_', z->pad_len - len);
+		len = z->pad_len;
+	}
+	sink_str(z, z->pad_name, len);
+}
+
 static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
 			     const char *text, size_t len, bool title,
 			     const uint64_t *dims, unsigned n)
@@ -111,10 +175,15 @@ static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
 		sink_str(z, text, len);
 		return;
 	case AF_DTYPE_EV_NAME:
-		if (!title)
+		if (title)
+			return;
+		if (len == 0 && z->pad_name && f)
+			put_pad_name(z, f->index);
+		else
 			sink_str(z, text, len);
 		return;
 	case AF_DTYPE_EV_LIST_BEGIN:
+		z->next_index[z->depth] = 0;
 		sink_begin(z, '[');
 		return;
 	case AF_DTYPE_EV_LIST_END:
@@ -125,7 +194,9 @@ static void zarr_dtype_event(af_dtype_sink *base, af_dtype_event ev,
 			z->failed = AF_E_LIMIT;
 			return;
 		}
-		z->fields[z->depth++].n = 0;
+		z->fields[z->depth].n = 0;
+		z->fields[z->depth].index = z->next_index[z->depth]++;
+		z->depth++;
 		sink_begin(z, '[');
 		return;
 	case AF_DTYPE_EV_SHAPE:
@@ -174,13 +245,31 @@ static af_status walk_struct_dtype(const af_zarr_layout *l, zj *w,
 	sink->w = w;
 	sink->jdepth = 1;
 	af_dtype dt;
-	af_status st = af_dtype_parse_observed(l->descr, strlen(l->descr),
-					       l->descr_long_ints, &sink->base,
+	name_scan names = { .base.event = name_scan_event };
+	size_t len = strlen(l->descr);
+	af_status st = af_dtype_parse_observed(l->descr, len,
+					       l->descr_long_ints, &names.base,
 					       &dt, err);
+	if (st == AF_OK && names.numbered) {
+		sink->pad_len = names.longest + 1;
+		if (sink->pad_len > AF_ZARR_PAD_NAME_MAX)
+			st = af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
+					  "a padding field's name would need %zu "
+					  "bytes to differ from every field name",
+					  sink->pad_len);
+		else if (!(sink->pad_name = malloc(sink->pad_len +
+						       AF_ZARR_PAD_INDEX_MAX + 1)))
+			st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+					  "out of memory writing a Zarr dtype");
+	}
+	if (st == AF_OK)
+		st = af_dtype_parse_observed(l->descr, len, l->descr_long_ints,
+					     &sink->base, &dt, err);
 	if (st == AF_OK && sink->failed)
 		st = af_error_set(err, sink->failed, AF_NO_OFFSET,
 				  "the descr's sub-arrays have more than %u dims, "
 				  "or it nests too deeply", AF_NDIM_MAX);
+	free(sink->pad_name);
 	free(sink);
 	return st;
 }

@@ -16,6 +16,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_abi  # noqa: E402  (the exported and the declared symbols)
 import test_install  # noqa: E402  (its PROGRAM, the arrayfs(3) example)
 from toolslib import BUILD_ROOT, SOURCE_ROOT, fixture, run  # noqa: E402
 
@@ -147,6 +148,13 @@ class TestDebianPackages(unittest.TestCase):
         r = run(["objdump", "-p", os.path.join(self.libdir, "libarrayfs.so.0")])
         self.assertIn("SONAME               libarrayfs.so.0",
                       r.stdout.decode())
+
+    def test_libarrayfs0_exports_what_the_dev_headers_declare(self):
+        declared = test_abi.header_symbols(os.path.join(self.root, "usr"))
+        self.assertIn("af_npy_parse", declared)
+        exported = test_abi.exported_symbols(
+            os.path.join(self.libdir, "libarrayfs.so.0"))
+        self.assertEqual(sorted(exported ^ set(declared)), [])
 
     def test_dev_holds_headers_symlink_static_library_and_pc_file(self):
         got = self.contents("libarrayfs-dev")

@@ -266,6 +266,29 @@ static char *zarray_dtype_of(const char *descr, unsigned version, af_status *st)
 	return out;
 }
 
+/* af_zarr_layout_init of a 1-element array of @p descr (a v1 header's). */
+static af_status store_status_of(char *descr, uint64_t max_chunk_bytes)
+{
+	static const uint64_t one[] = { 1 };
+	af_array a = aft_hand_array("<i4", false, 1, one);
+	ck_assert_int_eq(af_dtype_parse(descr, strlen(descr), true, &a.dtype, NULL),
+			 AF_OK);
+	a.descr = descr;
+	af_zarr_layout l;
+	return af_zarr_layout_init(&l, &a, max_chunk_bytes, NULL);
+}
+
+/* The .zarray of @p descr has the dtype @p json. */
+static void assert_zarray_dtype(const char *descr, unsigned version,
+				const char *json)
+{
+	af_status st;
+	char *got = zarray_dtype_of(descr, version, &st);
+	ck_assert_msg(st == AF_OK, "%s: status %d", descr, (int)st);
+	ck_assert_msg(strcmp(got, json) == 0, "%s: got %s", descr, got);
+	free(got);
+}
+
 START_TEST(descr_forms_numpy_never_writes_become_zarr_lists)
 {
 	static const struct { const char *descr; unsigned version; const char *json; } cases[] = {
@@ -286,14 +309,53 @@ START_TEST(descr_forms_numpy_never_writes_become_zarr_lists)
 		  "[[\"a\\u0000\\u00e9\\ud83d\\ude00\",\"<i2\"],[\"'\",\"|b1\"]]" },
 		{ "[]", 1, "[]" },
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		af_status st;
-		char *got = zarray_dtype_of(cases[i].descr, cases[i].version, &st);
-		ck_assert_msg(st == AF_OK, "%s: status %d", cases[i].descr, (int)st);
-		ck_assert_msg(strcmp(got, cases[i].json) == 0, "%s: got %s",
-			      cases[i].descr, got);
-		free(got);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_zarray_dtype(cases[i].descr, cases[i].version, cases[i].json);
+}
+END_TEST
+
+/*
+ * zarr reads an unnamed (padding) field as numpy's f<index>: kept "" unless
+ * a field of the descr is named f<digits>, where that name could be taken
+ * (zarr 2.13: MetadataError "field 'f1' occurs more than once").
+ */
+START_TEST(padding_gets_a_name_no_field_has)
+{
+	static const struct { const char *descr; const char *json; } cases[] = {
+		/* np.dtype([('a','u1'),('b','<f8')], align=True): as numpy wrote it */
+		{ "[('a', '|u1'), ('', '|V7'), ('b', '<f8')]",
+		  "[[\"a\",\"|u1\"],[\"\",\"|V7\"],[\"b\",\"<f8\"]]" },
+		/* f1 is a field: f<index> then '_' past the longest name */
+		{ "[('x', '|u1'), ('', '|V7'), ('f1', '<f8')]",
+		  "[[\"x\",\"|u1\"],[\"f1_\",\"|V7\"],[\"f1\",\"<f8\"]]" },
+		/* a nested field's name counts; so does the longest name */
+		{ "[('abcd', '|u1'), ('', '|V3'), ('s', [('f0', '<i4'), ('', '|V4')]), ('', '|V8')]",
+		  "[[\"abcd\",\"|u1\"],[\"f1___\",\"|V3\"],[\"s\",[[\"f0\",\"<i4\"],"
+		  "[\"f1___\",\"|V4\"]]],[\"f3___\",\"|V8\"]]" },
+		/* titles are left out, so a title f1 takes nothing */
+		{ "[(('f1', 'a'), '|u1'), ('', '|V3')]",
+		  "[[\"a\",\"|u1\"],[\"\",\"|V3\"]]" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_zarray_dtype(cases[i].descr, 1, cases[i].json);
+}
+END_TEST
+
+START_TEST(padding_names_past_a_huge_field_name_get_no_store)
+{
+	/* a 5000-byte name and f0: every padding name would exceed 4096 */
+	size_t cap = 6000;
+	char *descr = malloc(cap);
+	ck_assert_ptr_nonnull(descr);
+	size_t n = (size_t)snprintf(descr, cap, "[('f0', '|u1'), ('', '|V1'), ('");
+	memset(descr + n, 'n', 5000);
+	n += 5000;
+	snprintf(descr + n, cap - n, "', '|u1')]");
+	ck_assert_int_eq(store_status_of(descr, 1 << 20), AF_E_UNSUPPORTED);
+	/* without a field named f<digits>, padding stays "": a store */
+	descr[3] = 'g';
+	ck_assert_int_eq(store_status_of(descr, 1 << 20), AF_OK);
+	free(descr);
 }
 END_TEST
 
@@ -329,18 +391,10 @@ START_TEST(sub_arrays_zarr_cannot_spell_get_no_store)
 	for (int i = 0; i < 30; i++)
 		n += (size_t)snprintf(descr + n, sizeof(descr) - n, "1,");
 	snprintf(descr + n, sizeof(descr) - n, "))]");
-	static const uint64_t one[] = { 1 };
-	af_array a = aft_hand_array("<i4", false, 1, one);
-	ck_assert_int_eq(af_dtype_parse(descr, strlen(descr), true, &a.dtype, NULL),
-			 AF_OK);
-	a.descr = descr;
-	af_zarr_layout l;
-	ck_assert_int_eq(af_zarr_layout_init(&l, &a, 8, NULL), AF_E_UNSUPPORTED);
+	ck_assert_int_eq(store_status_of(descr, 8), AF_E_UNSUPPORTED);
 	/* 40 + 24 still fits */
 	strcpy(strstr(descr, ")), (") + 5 + 2 * 24, "))]");
-	ck_assert_int_eq(af_dtype_parse(descr, strlen(descr), true, &a.dtype, NULL),
-			 AF_OK);
-	ck_assert_int_eq(af_zarr_layout_init(&l, &a, 8, NULL), AF_OK);
+	ck_assert_int_eq(store_status_of(descr, 8), AF_OK);
 }
 END_TEST
 
@@ -596,6 +650,8 @@ int main(void)
 	suite_add_tcase(s, fix);
 	TCase *meta = tcase_create("metadata");
 	tcase_add_test(meta, descr_forms_numpy_never_writes_become_zarr_lists);
+	tcase_add_test(meta, padding_gets_a_name_no_field_has);
+	tcase_add_test(meta, padding_names_past_a_huge_field_name_get_no_store);
 	tcase_add_test(meta, a_descr_that_is_not_a_literal_gets_no_store);
 	tcase_add_test(meta, sub_arrays_zarr_cannot_spell_get_no_store);
 	tcase_add_test(meta, the_rule_agrees_with_the_writer_on_every_fixture);
