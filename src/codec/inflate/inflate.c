@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inflate_i.h"
+#include "../bytes_i.h"
+#include "inflate_read_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_saved_i.h"
+#include "inflate_cache_i.h"
 
 void afz_mem_add(af_inflate *z, size_t n)
 {

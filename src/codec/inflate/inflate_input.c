@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inflate_i.h"
+#include "inflate_cursor_i.h"
 
 /* The next buffer of a cursor, read by a pool thread. */
 struct afz_input_ahead {

@@ -23,7 +23,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "inflate_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_index_i.h"
+#include "inflate_saved_i.h"
 
 /* compressed bytes read per call */
 #define SPARSE_IN (64u << 10)

@@ -20,8 +20,8 @@
 #include <pthread.h>
 
 #include "lz4_i.h"
-#include "pool_i.h"
-#include "read_order_i.h"
+#include "../pool_i.h"
+#include "../read_order_i.h"
 
 enum entry_state { ENT_EMPTY = 0, ENT_FILLING, ENT_VALID };
 

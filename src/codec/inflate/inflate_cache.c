@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inflate_i.h"
+#include "inflate_index_i.h"
+#include "inflate_cache_i.h"
 
 size_t afz_cache_get(af_inflate *z, unsigned char *buf, size_t len,
 		     uint64_t off)

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inflate_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_index_i.h"
 
 /* One inflate call never gets more output room than this (uInt). */
 #define AFZ_MAX_CALL (1u << 30)

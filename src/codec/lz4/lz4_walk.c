@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes_i.h"
+#include "../bytes_i.h"
 #include "lz4_i.h"
 
 /* liblz4's names for the distances its tests use */

@@ -24,7 +24,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "inflate_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_saved_i.h"
 
 /* Output inflated per call of the private cursor. */
 #define REFINE_CHUNK (256u << 10)

@@ -14,7 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inflate_i.h"
+#include "../bytes_i.h"
+#include "inflate_read_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_index_i.h"
+#include "inflate_cache_i.h"
 
 af_status afz_nomem(af_error *err, const char *what)
 {

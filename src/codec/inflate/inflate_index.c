@@ -16,7 +16,13 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "inflate_i.h"
+#include "../bytes_i.h"
+#include "inflate_read_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_index_i.h"
+#include "inflate_saved_i.h"
+#include "inflate_cache_i.h"
 
 #define IDX_MAGIC "AFINFLX\n"
 #define IDX_VERSION 2u

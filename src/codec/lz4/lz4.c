@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes_i.h"
+#include "../bytes_i.h"
 #include "lz4_index_i.h"
 
 void lz4_default_opts(struct lz4_opts *o)

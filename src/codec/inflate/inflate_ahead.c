@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inflate_i.h"
+#include "inflate_read_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_index_i.h"
 
 /* Reads in a row that make a reader sequential. */
 #define AFZ_SEQ_HITS 3u

@@ -26,7 +26,9 @@
 #include <isa-l/igzip_lib.h>
 #endif
 
-#include "inflate_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_engine_i.h"
+#include "inflate_index_i.h"
 
 uint32_t afz_crc32(uint32_t crc, const unsigned char *p, size_t len)
 {

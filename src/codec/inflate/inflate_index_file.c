@@ -14,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inflate_i.h"
+#include "inflate_cursor_i.h"
+#include "inflate_index_i.h"
 
 #define TMP_PREFIX ".tmp-"
 #define TMP_MAX_AGE 3600
