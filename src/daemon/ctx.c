@@ -113,8 +113,8 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 	c->have_stacks = true;
 	afd_openset_init(&c->open);
 	c->have_open = true;
-	afd_boundset_init(&c->bound);
-	c->have_bound = true;
+	afd_openless_set_init(&c->openless);
+	c->have_openless = true;
 	char abs[PATH_MAX];
 	struct stat st;
 	if (!realpath(o->source, abs) || stat(abs, &st) < 0) {
@@ -158,8 +158,8 @@ void afd_ctx_destroy(struct afd_ctx *c)
 	/* first: open files hold references on sources and nodes */
 	if (c->have_open)
 		afd_openset_destroy(&c->open);
-	if (c->have_bound)
-		afd_boundset_destroy(&c->bound);
+	if (c->have_openless)
+		afd_openless_set_destroy(&c->openless);
 	/* stacks hold parsed sources: before the source cache */
 	if (c->have_stacks)
 		afd_stacks_destroy(&c->stacks);

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bound.h"
+#include "openless.h"
 #include "export.h"
 #include "log.h"
 #include "nodes.h"
@@ -89,8 +89,8 @@ struct afd_ctx {
 	struct afd_stacks stacks; /* `.stack` verdicts and member fds */
 	bool have_stacks;
 	struct afd_saver saver;   /* saves the id map now and then (export.h) */
-	struct afd_boundset bound; /* node handles for open-less reads */
-	bool have_bound;
+	struct afd_openless_set openless; /* node handles for open-less reads */
+	bool have_openless;
 	bool no_open;             /* the kernel sends no open (set at init) */
 	struct fuse_session *se;
 	pthread_key_t pipe_key;   /* each thread's splice pipe (spipe.h) */

@@ -10,7 +10,7 @@
 
 #include "ctx.h"
 #include "hash.h"
-#include "sidecar.h"
+#include "sidecar_files.h"
 #include "srcfile.h"
 #include "stackhdr.h"
 
@@ -108,7 +108,7 @@ static void src_free(struct afd_src *sf)
 		}
 		free(sf->minfo);
 	}
-	afd_ztree_free(&sf->tree);
+	afd_npz_tree_free(&sf->tree);
 	if (sf->zip)
 		af_zip_close(sf->zip);
 	if (sf->fd >= 0)
@@ -282,13 +282,13 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 		}
 		sf->fd = zfd;
 		size_t n = af_zip_count(sf->zip), skipped = 0;
-		if (afd_ztree_build(&sf->tree, sf->zip, &skipped) < 0 ||
+		if (afd_npz_tree_build(&sf->tree, sf->zip, &skipped) < 0 ||
 		    !(sf->minfo = calloc(n ? n : 1, sizeof(*sf->minfo)))) {
 			af_zip_close(sf->zip);
 			sf->zip = NULL;
 			close(zfd);
 			sf->fd = -1;
-			afd_ztree_free(&sf->tree);
+			afd_npz_tree_free(&sf->tree);
 			af_error_set(&err, AF_E_NOMEM, AF_NO_OFFSET, "out of memory");
 			goto broken;
 		}

@@ -105,7 +105,7 @@ struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 					 struct afd_stack *stk);
 /**
  * Decoded bytes a reader of @p stk may keep (the bound handles' budget,
- * bound.h): the LZ4 indexes of AFD_STACK_KEPT members where members are
+ * openless.h): the LZ4 indexes of AFD_STACK_KEPT members where members are
  * LZ4 .ra files, else 0 (deflated members count as their archive's do:
  * nothing).
  */

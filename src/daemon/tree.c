@@ -10,7 +10,7 @@
 #include "ctx.h"
 #include "stackdir.h"
 #include "tree.h"
-#include "zarrdir.h"
+#include "zarr_store.h"
 
 static const char *const entry_fixed[AE_COUNT] = {
 	[AE_DATA] = "data", [AE_SHAPE] = "shape", [AE_DTYPE] = "dtype",
@@ -155,7 +155,7 @@ static int resolve_npz(struct afd_ctx *c, const struct afd_id *id,
 	if (r->sf->kind != SK_NPZ)
 		return -ENOENT;
 	if (id->kind == NK_NPZDIR) {
-		r->zdir = afd_ztree_dir(&r->sf->tree, id->member,
+		r->zdir = afd_npz_tree_dir(&r->sf->tree, id->member,
 					strlen(id->member));
 		return r->zdir >= 0 ? 0 : -ENOENT;
 	}

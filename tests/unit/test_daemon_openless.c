@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for src/daemon/bound.c: handles of open-less reads, bounded, on the
+/* Tests for src/daemon/openless.c: handles of open-less reads, bounded, on the
  * test's clock. */
 #include <errno.h>
 #include <stdio.h>
@@ -29,7 +29,7 @@ static void teardown(void)
 static void read_node(struct afd_node *n)
 {
 	struct afd_handle *h = NULL;
-	int rc = afd_bound_get(&c, n, &h, NULL, NULL);
+	int rc = afd_openless_get(&c, n, &h, NULL, NULL);
 	ck_assert_msg(rc == 0, "bound read of %s: %s", n->path, strerror(-rc));
 	afd_handle_close(h);
 }
@@ -52,20 +52,20 @@ START_TEST(at_most_the_limit_stay_bound_least_recently_read_first_out)
 		n[i] = plain(i);
 	for (int i = 0; i < 3; i++)
 		read_node(n[i]);
-	ck_assert_uint_eq(c.bound.count, 3);
+	ck_assert_uint_eq(c.openless.count, 3);
 	read_node(n[0]);          /* n0 is the most recent again */
 	read_node(n[3]);
-	ck_assert_uint_eq(c.bound.count, 3);
-	ck_assert_ptr_nonnull(n[0]->bound);
-	ck_assert_ptr_null(n[1]->bound);
+	ck_assert_uint_eq(c.openless.count, 3);
+	ck_assert_ptr_nonnull(n[0]->openless);
+	ck_assert_ptr_null(n[1]->openless);
 	read_node(n[4]);
-	ck_assert_ptr_null(n[2]->bound);
-	ck_assert(n[0]->bound && n[3]->bound && n[4]->bound);
+	ck_assert_ptr_null(n[2]->openless);
+	ck_assert(n[0]->openless && n[3]->openless && n[4]->openless);
 	/* closed is made again when read again */
 	read_node(n[1]);
-	ck_assert_ptr_nonnull(n[1]->bound);
-	ck_assert_ptr_null(n[0]->bound);
-	ck_assert_uint_eq(c.bound.count, 3);
+	ck_assert_ptr_nonnull(n[1]->openless);
+	ck_assert_ptr_null(n[0]->openless);
+	ck_assert_uint_eq(c.openless.count, 3);
 }
 END_TEST
 
@@ -111,29 +111,29 @@ START_TEST(decoded_data_is_given_up_only_by_handles_idle_long_enough)
 	read_node(z[0]);
 	read_node(z[1]);
 	read_node(z[2]);
-	ck_assert_uint_eq(c.bound.bytes, 3 * U);   /* over, but all in use */
+	ck_assert_uint_eq(c.openless.bytes, 3 * U);   /* over, but all in use */
 	clk.now_ms = t0 + 999;
 	read_node(z[3]);
-	ck_assert_uint_eq(c.bound.bytes, 4 * U);   /* 999 ms is not idle */
-	ck_assert(z[0]->bound && z[1]->bound && z[2]->bound);
+	ck_assert_uint_eq(c.openless.bytes, 4 * U);   /* 999 ms is not idle */
+	ck_assert(z[0]->openless && z[1]->openless && z[2]->openless);
 
 	clk.now_ms = t0 + 1000;
 	read_node(z[0]);                            /* read again: spared */
 	read_node(z[4]);
 	/* z1 and z2 were idle, oldest first; z3 was read 1 ms ago */
-	ck_assert_ptr_null(z[1]->bound);
-	ck_assert_ptr_null(z[2]->bound);
-	ck_assert(z[0]->bound && z[3]->bound && z[4]->bound);
-	ck_assert_uint_eq(c.bound.bytes, 3 * U);
+	ck_assert_ptr_null(z[1]->openless);
+	ck_assert_ptr_null(z[2]->openless);
+	ck_assert(z[0]->openless && z[3]->openless && z[4]->openless);
+	ck_assert_uint_eq(c.openless.bytes, 3 * U);
 
 	clk.now_ms = t0 + 2000;
 	read_node(z[5]);
 	/* z3 then z0 go, and the budget is met: z4 stays */
-	ck_assert_ptr_null(z[3]->bound);
-	ck_assert_ptr_null(z[0]->bound);
-	ck_assert(z[4]->bound && z[5]->bound);
-	ck_assert_uint_eq(c.bound.bytes, 2 * U);
-	ck_assert_uint_eq(c.bound.count, 2);
+	ck_assert_ptr_null(z[3]->openless);
+	ck_assert_ptr_null(z[0]->openless);
+	ck_assert(z[4]->openless && z[5]->openless);
+	ck_assert_uint_eq(c.openless.bytes, 2 * U);
+	ck_assert_uint_eq(c.openless.count, 2);
 }
 END_TEST
 
@@ -152,9 +152,9 @@ START_TEST(a_read_renews_the_idle_window)
 	clk.now_ms = t0 + 1500;
 	read_node(z2);
 	/* z1 was idle and goes; z0, read 500 ms ago, stays over the budget */
-	ck_assert_ptr_null(z1->bound);
-	ck_assert(z0->bound && z2->bound);
-	ck_assert_uint_eq(c.bound.bytes, 2 * U);
+	ck_assert_ptr_null(z1->openless);
+	ck_assert(z0->openless && z2->openless);
+	ck_assert_uint_eq(c.openless.bytes, 2 * U);
 }
 END_TEST
 
@@ -172,16 +172,16 @@ START_TEST(handles_that_decode_nothing_cost_nothing)
 	read_node(zra);
 	read_node(zshape);
 	read_node(adata);
-	ck_assert_uint_eq(c.bound.bytes, 0);
-	ck_assert_uint_eq(c.bound.count, 3);
+	ck_assert_uint_eq(c.openless.bytes, 0);
+	ck_assert_uint_eq(c.openless.count, 3);
 	/* with no budget, an idle LZ4 handle goes at the next bind */
 	struct afd_node *znpy = aftd_must(&c, z, "z.npy");
 	read_node(znpy);
-	ck_assert_uint_eq(c.bound.bytes, U);
+	ck_assert_uint_eq(c.openless.bytes, U);
 	read_node(aftd_must(&c, z, "data"));
-	ck_assert_ptr_null(znpy->bound);
-	ck_assert(zra->bound && zshape->bound && adata->bound);
-	ck_assert_uint_eq(c.bound.bytes, U);
+	ck_assert_ptr_null(znpy->openless);
+	ck_assert(zra->openless && zshape->openless && adata->openless);
+	ck_assert_uint_eq(c.openless.bytes, U);
 }
 END_TEST
 
@@ -194,24 +194,24 @@ START_TEST(a_bound_handle_serves_its_nodes_version)
 	struct afd_node *b = aftd_must(&c, aftd_must(&c, c.nodes.root, "b.npy"),
 				       "data");
 	struct stat st;
-	ck_assert(!afd_bound_attr(&c.bound, a, &st));
+	ck_assert(!afd_openless_attr(&c.openless, a, &st));
 	read_node(a);
-	ck_assert(afd_bound_attr(&c.bound, a, &st));
+	ck_assert(afd_openless_attr(&c.openless, a, &st));
 	ck_assert_int_eq(st.st_size, 10);
 	aftd_write_npy(dir, "a.npy", 30, 0);
 	aftd_write_npy(dir, "b.npy", 30, 0);
 	/* read before: the version it was read as */
-	ck_assert(afd_bound_attr(&c.bound, a, &st));
+	ck_assert(afd_openless_attr(&c.openless, a, &st));
 	ck_assert_int_eq(st.st_size, 10);
 	/* changed before its first read: EIO, and the next lookup is new */
 	struct afd_handle *h = NULL;
-	ck_assert_int_eq(afd_bound_get(&c, b, &h, NULL, NULL), -EIO);
-	ck_assert_ptr_null(b->bound);
+	ck_assert_int_eq(afd_openless_get(&c, b, &h, NULL, NULL), -EIO);
+	ck_assert_ptr_null(b->openless);
 	struct afd_node *b2 = aftd_must(&c, aftd_must(&c, c.nodes.root, "b.npy"),
 					"data");
 	ck_assert_ptr_ne(b2, b);
 	read_node(b2);
-	ck_assert(afd_bound_attr(&c.bound, b2, &st));
+	ck_assert(afd_openless_attr(&c.openless, b2, &st));
 	ck_assert_int_eq(st.st_size, 30);
 }
 END_TEST
@@ -220,19 +220,19 @@ START_TEST(a_forgotten_node_is_unbound)
 {
 	struct afd_node *n = plain(0);
 	read_node(n);
-	ck_assert_uint_eq(c.bound.count, 1);
+	ck_assert_uint_eq(c.openless.count, 1);
 	ck_assert_int_eq(aftd_forget(&c, n, 1), 1);
-	ck_assert_uint_eq(c.bound.count, 0);
+	ck_assert_uint_eq(c.openless.count, 0);
 	n = plain(0);
 	read_node(n);
 	read_node(n);
-	ck_assert_uint_eq(c.bound.count, 1);
+	ck_assert_uint_eq(c.openless.count, 1);
 }
 END_TEST
 
 static Suite *bound_suite(void)
 {
-	Suite *s = suite_create("daemon_bound");
+	Suite *s = suite_create("daemon_openless");
 	TCase *tc = tcase_create("bound");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, at_most_the_limit_stay_bound_least_recently_read_first_out);

@@ -5,8 +5,8 @@
  * (af_sidecar.h) from the header alone, present only where their format
  * can describe the array.
  */
-#ifndef ARRAYFS_DAEMON_SIDECAR_H
-#define ARRAYFS_DAEMON_SIDECAR_H
+#ifndef ARRAYFS_DAEMON_SIDECAR_FILES_H
+#define ARRAYFS_DAEMON_SIDECAR_FILES_H
 
 #include <stddef.h>
 
@@ -30,4 +30,4 @@ void afd_sidecar_fill(struct afd_arrinfo *ai);
 af_status afd_sidecar_text(const af_array *a, enum afd_entry e, char **out,
 			   size_t *len);
 
-#endif /* ARRAYFS_DAEMON_SIDECAR_H */
+#endif /* ARRAYFS_DAEMON_SIDECAR_FILES_H */

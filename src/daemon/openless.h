@@ -18,16 +18,16 @@
  * than the budget would otherwise each decode their file again for every
  * request.
  *
- * Locking: the bound lock guards the list, the counts and every node's
- * `bound`. It is a leaf: nothing else is locked while it is held (handles
- * are closed after it is dropped) and it is never taken under another
+ * Locking: the open-less set's lock guards the list, the counts and every
+ * node's `openless`. It is a leaf: nothing else is locked while it is held
+ * (handles are closed after it is dropped) and it is never taken under another
  * lock, the nodes lock included. Forget unlinks a node under the nodes
  * lock, drops it, unbinds the node here, then frees it: the set never
  * points at a freed node, as no read reaches a forgotten node. The whole
  * order is in docs/DESIGN.md.
  */
-#ifndef ARRAYFS_DAEMON_BOUND_H
-#define ARRAYFS_DAEMON_BOUND_H
+#ifndef ARRAYFS_DAEMON_OPENLESS_H
+#define ARRAYFS_DAEMON_OPENLESS_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -40,24 +40,24 @@ struct afd_node;
 struct afd_handle;
 struct afd_failure;
 
-struct afd_bound {
+struct afd_openless {
 	struct afd_node *node;
 	struct afd_handle *h;
 	size_t cost;
 	unsigned *shared;      /* the handles of one shared cost (handle.h) */
 	uint64_t used_ms;      /* when last read (the context's clock) */
-	struct afd_bound *prev, *next;
+	struct afd_openless *prev, *next;
 };
 
-struct afd_boundset {
+struct afd_openless_set {
 	pthread_mutex_t lock;
-	struct afd_bound lru;  /* list head: lru.next = most recently read */
+	struct afd_openless lru;  /* list head: lru.next = most recently read */
 	size_t count, bytes;   /* handles bound, and the cost they hold */
 };
 
-void afd_boundset_init(struct afd_boundset *s);
+void afd_openless_set_init(struct afd_openless_set *s);
 /** Close every bound handle (at shutdown, no request in flight). */
-void afd_boundset_destroy(struct afd_boundset *s);
+void afd_openless_set_destroy(struct afd_openless_set *s);
 
 /**
  * The handle of node @p n, made if needed; held (afd_handle_close it).
@@ -65,7 +65,7 @@ void afd_boundset_destroy(struct afd_boundset *s);
  * source was fstat'ed against the node's version just now. Returns 0, -EIO if the source is no longer the node's version, or the
  * error of opening it; a failure with a reason is in @p why (fail.h).
  */
-int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
+int afd_openless_get(struct afd_ctx *c, struct afd_node *n,
 		  struct afd_handle **out, bool *opened,
 		  struct afd_failure *why);
 /**
@@ -73,12 +73,12 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
  * that opened the source anyway), unless @p n has one: then @p h is
  * closed. The caller's hold on @p h is given up either way.
  */
-void afd_bound_offer(struct afd_ctx *c, struct afd_node *n,
+void afd_openless_offer(struct afd_ctx *c, struct afd_node *n,
 		     struct afd_handle *h);
 /** The attributes of @p n's bound handle into @p st; false if unbound. */
-bool afd_bound_attr(struct afd_boundset *s, struct afd_node *n,
+bool afd_openless_attr(struct afd_openless_set *s, struct afd_node *n,
 		    struct stat *st);
 /** Drop @p n's handle (the kernel forgot the node). */
-void afd_bound_unbind(struct afd_boundset *s, struct afd_node *n);
+void afd_openless_unbind(struct afd_openless_set *s, struct afd_node *n);
 
-#endif /* ARRAYFS_DAEMON_BOUND_H */
+#endif /* ARRAYFS_DAEMON_OPENLESS_H */

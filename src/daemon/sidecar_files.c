@@ -2,7 +2,7 @@
 /* data.hdr and B.nhdr: which arrays have them, their sizes and texts. */
 #include <stdlib.h>
 
-#include "sidecar.h"
+#include "sidecar_files.h"
 #include "srcfile.h"
 
 af_status afd_sidecar_text(const af_array *a, enum afd_entry e, char **out,

@@ -15,7 +15,7 @@
  *    atomic state word (ZI_*), the layout written before it turns to
  *    ZI_OK; a thread that finds another deciding waits the few
  *    microseconds it takes. Metadata sizes are atomic words (0: not
- *    measured yet; no text is empty). `share` (zchunk.h) only changes
+ *    measured yet; no text is empty). `share` (zarr_chunks.h) only changes
  *    under the source's mlock.
  *  - Nothing is kept per chunk: chunk i's name, inode number and size
  *    come from the layout each time they are asked for, so a store of a
@@ -24,8 +24,8 @@
  *    (nodes.h): entry AE_ZARRAY, AE_ZATTRS, AE_ZJSON (sub 0) or AE_ZCHUNK
  *    (sub = the chunk index).
  */
-#ifndef ARRAYFS_DAEMON_ZARRDIR_H
-#define ARRAYFS_DAEMON_ZARRDIR_H
+#ifndef ARRAYFS_DAEMON_ZARR_STORE_H
+#define ARRAYFS_DAEMON_ZARR_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,7 +48,7 @@ struct afd_zarrinfo {
 	uint64_t meta_size[3];     /* .zarray, .zattrs, zarr.json, atomic
 				    * (0: not measured yet) */
 	struct afd_zshare *share;  /* the data view its open chunks share, or
-				    * NULL (zchunk.h; under the source's mlock) */
+				    * NULL (zarr_chunks.h; under the source's mlock) */
 };
 
 /**
@@ -101,4 +101,4 @@ bool afd_zarr_listed(const struct afd_zarrinfo *z, const char *path,
 af_status afd_zarr_text(const struct afd_zarrinfo *z, enum afd_entry e,
 			char **out, size_t *len);
 
-#endif /* ARRAYFS_DAEMON_ZARRDIR_H */
+#endif /* ARRAYFS_DAEMON_ZARR_STORE_H */

@@ -7,14 +7,15 @@
 #include <string.h>
 
 #include "hash.h"
-#include "ztree.h"
+#include "npz_tree.h"
 
 static uint64_t hkey(const char *s, size_t n)
 {
 	return afd_hash_mix(afd_hash_bytes(AFD_FNV_SEED, s, n));
 }
 
-long afd_ztree_dir(const struct afd_ztree *t, const char *prefix, size_t len)
+long afd_npz_tree_dir(const struct afd_npz_tree *t, const char *prefix,
+		      size_t len)
 {
 	if (!t->nslots)
 		return -1;
@@ -38,7 +39,7 @@ static void slot_put(uint32_t *slots, size_t nslots, uint64_t h, uint32_t v)
 	slots[i] = v;
 }
 
-static int rehash(struct afd_ztree *t, size_t nslots)
+static int rehash(struct afd_npz_tree *t, size_t nslots)
 {
 	uint32_t *s = calloc(nslots, sizeof(*s));
 	if (!s)
@@ -52,12 +53,12 @@ static int rehash(struct afd_ztree *t, size_t nslots)
 	return 0;
 }
 
-static int add_child(struct afd_zdir *d, const char *name, size_t len,
+static int add_child(struct afd_npz_dir *d, const char *name, size_t len,
 		     long member)
 {
 	if (d->nkids == d->cap) {
 		size_t nc = d->cap ? d->cap * 2 : 8;
-		struct afd_zchild *k = realloc(d->kids, nc * sizeof(*k));
+		struct afd_npz_child *k = realloc(d->kids, nc * sizeof(*k));
 		if (!k)
 			return -ENOMEM;
 		d->kids = k;
@@ -66,7 +67,7 @@ static int add_child(struct afd_zdir *d, const char *name, size_t len,
 	char *copy = strndup(name, len);
 	if (!copy)
 		return -ENOMEM;
-	d->kids[d->nkids++] = (struct afd_zchild){ copy, member };
+	d->kids[d->nkids++] = (struct afd_npz_child){ copy, member };
 	if (member < 0)
 		d->nsubdirs++;
 	return 0;
@@ -74,9 +75,9 @@ static int add_child(struct afd_zdir *d, const char *name, size_t len,
 
 /* The folder for prefix [0, len) (ending in '/', or empty), made on demand
  * together with its parents. Returns its index or -ENOMEM. */
-static long ensure_dir(struct afd_ztree *t, const char *name, size_t len)
+static long ensure_dir(struct afd_npz_tree *t, const char *name, size_t len)
 {
-	long have = afd_ztree_dir(t, name, len);
+	long have = afd_npz_tree_dir(t, name, len);
 	if (have >= 0)
 		return have;
 	long parent = -1;
@@ -93,13 +94,13 @@ static long ensure_dir(struct afd_ztree *t, const char *name, size_t len)
 	}
 	if (t->ndirs == t->cap) {
 		size_t nc = t->cap ? t->cap * 2 : 16;
-		struct afd_zdir *d = realloc(t->dirs, nc * sizeof(*d));
+		struct afd_npz_dir *d = realloc(t->dirs, nc * sizeof(*d));
 		if (!d)
 			return -ENOMEM;
 		t->dirs = d;
 		t->cap = nc;
 	}
-	struct afd_zdir *d = &t->dirs[t->ndirs];
+	struct afd_npz_dir *d = &t->dirs[t->ndirs];
 	memset(d, 0, sizeof(*d));
 	d->path = strndup(name, len);
 	if (!d->path)
@@ -128,7 +129,7 @@ static bool parts_fit(const char *name)
 	return true;
 }
 
-int afd_ztree_build(struct afd_ztree *t, const af_zip *z, size_t *skipped)
+int afd_npz_tree_build(struct afd_npz_tree *t, const af_zip *z, size_t *skipped)
 {
 	memset(t, 0, sizeof(*t));
 	*skipped = 0;
@@ -163,7 +164,7 @@ int afd_ztree_build(struct afd_ztree *t, const af_zip *z, size_t *skipped)
 			goto nomem;
 		memcpy(as_dir, e->name, len);
 		as_dir[len] = '/';
-		long clash = afd_ztree_dir(t, as_dir, len + 1);
+		long clash = afd_npz_tree_dir(t, as_dir, len + 1);
 		free(as_dir);
 		if (clash >= 0)
 			continue;
@@ -172,11 +173,11 @@ int afd_ztree_build(struct afd_ztree *t, const af_zip *z, size_t *skipped)
 	}
 	return 0;
 nomem:
-	afd_ztree_free(t);
+	afd_npz_tree_free(t);
 	return -ENOMEM;
 }
 
-void afd_ztree_free(struct afd_ztree *t)
+void afd_npz_tree_free(struct afd_npz_tree *t)
 {
 	for (size_t i = 0; i < t->ndirs; i++) {
 		for (size_t k = 0; k < t->dirs[i].nkids; k++)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "srcfile.h"
-#include "zarrdir.h"
+#include "zarr_store.h"
 
 static const enum afd_entry entry_of_file[] = {
 	[AF_ZARR_ZARRAY] = AE_ZARRAY, [AF_ZARR_ZATTRS] = AE_ZATTRS,
@@ -47,7 +47,7 @@ static bool decide(struct afd_zarrinfo *z)
  * fails (seen once in the soak test under TSan). */
 static unsigned decided(const struct afd_zarrinfo *zc)
 {
-	/* deciding is the one write to a published arrinfo (zarrdir.h) */
+	/* deciding is the one write to a published arrinfo (zarr_store.h) */
 	struct afd_zarrinfo *z = (struct afd_zarrinfo *)zc;
 	unsigned s = __atomic_load_n(&z->state, __ATOMIC_ACQUIRE);
 	while (s == ZI_UNKNOWN || s == ZI_BUSY) {

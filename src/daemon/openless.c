@@ -5,19 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bound.h"
+#include "openless.h"
 #include "ctx.h"
 #include "fail.h"
 #include "handle.h"
 
-void afd_boundset_init(struct afd_boundset *s)
+void afd_openless_set_init(struct afd_openless_set *s)
 {
 	pthread_mutex_init(&s->lock, NULL);
 	s->lru.next = s->lru.prev = &s->lru;
 	s->count = s->bytes = 0;
 }
 
-static void lru_unlink(struct afd_boundset *s, struct afd_bound *b)
+static void lru_unlink(struct afd_openless_set *s, struct afd_openless *b)
 {
 	b->prev->next = b->next;
 	b->next->prev = b->prev;
@@ -27,7 +27,7 @@ static void lru_unlink(struct afd_boundset *s, struct afd_bound *b)
 		s->bytes -= b->cost;
 }
 
-static void lru_push_front(struct afd_boundset *s, struct afd_bound *b)
+static void lru_push_front(struct afd_openless_set *s, struct afd_openless *b)
 {
 	b->next = s->lru.next;
 	b->prev = &s->lru;
@@ -39,28 +39,28 @@ static void lru_push_front(struct afd_boundset *s, struct afd_bound *b)
 }
 
 /* Unbind @p b (lock held); the caller closes b->h and frees b. */
-static void unbind_locked(struct afd_boundset *s, struct afd_bound *b)
+static void unbind_locked(struct afd_openless_set *s, struct afd_openless *b)
 {
 	lru_unlink(s, b);
-	b->node->bound = NULL;
+	b->node->openless = NULL;
 	b->node = NULL;
 }
 
-static void release(struct afd_bound *list)
+static void release(struct afd_openless *list)
 {
 	while (list) {
-		struct afd_bound *next = list->next;
+		struct afd_openless *next = list->next;
 		afd_handle_close(list->h);
 		free(list);
 		list = next;
 	}
 }
 
-void afd_boundset_destroy(struct afd_boundset *s)
+void afd_openless_set_destroy(struct afd_openless_set *s)
 {
-	struct afd_bound *all = NULL;
+	struct afd_openless *all = NULL;
 	while (s->lru.next != &s->lru) {
-		struct afd_bound *b = s->lru.next;
+		struct afd_openless *b = s->lru.next;
 		unbind_locked(s, b);
 		b->next = all;
 		all = b;
@@ -72,14 +72,14 @@ void afd_boundset_destroy(struct afd_boundset *s)
 /* Bind @p h to @p n unless another thread did first; returns the handle
  * to use (held) and closes the extra one. */
 static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
-			       struct afd_handle *h, struct afd_bound *b)
+			       struct afd_handle *h, struct afd_openless *b)
 {
-	struct afd_boundset *s = &c->bound;
+	struct afd_openless_set *s = &c->openless;
 	const struct afd_limits *lim = &c->opts.limits;
-	struct afd_bound *victims = NULL;
+	struct afd_openless *victims = NULL;
 	pthread_mutex_lock(&s->lock);
-	if (n->bound) {
-		struct afd_handle *theirs = n->bound->h;
+	if (n->openless) {
+		struct afd_handle *theirs = n->openless->h;
 		afd_handle_hold(theirs);
 		pthread_mutex_unlock(&s->lock);
 		afd_handle_close(h);
@@ -92,21 +92,21 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	b->cost = afd_handle_cost(h);
 	b->shared = afd_handle_cost_shared(h);
 	b->used_ms = now;
-	n->bound = b;
+	n->openless = b;
 	lru_push_front(s, b);
 	afd_handle_hold(h);
 	/* over the count: the least recently read go, whatever they hold */
 	while (s->count > lim->bound_max && s->lru.prev != b) {
-		struct afd_bound *v = s->lru.prev;
+		struct afd_openless *v = s->lru.prev;
 		unbind_locked(s, v);
 		v->next = victims;
 		victims = v;
 	}
 	/* over the budget: idle decoded data goes, oldest first; the list is
 	 * in order of use, so the first one still in use ends the search */
-	for (struct afd_bound *v = s->lru.prev;
+	for (struct afd_openless *v = s->lru.prev;
 	     v != &s->lru && v != b && s->bytes > lim->bound_budget;) {
-		struct afd_bound *prev = v->prev;
+		struct afd_openless *prev = v->prev;
 		if (now - v->used_ms < lim->bound_idle_ms)
 			break;
 		if (v->cost) {
@@ -127,16 +127,16 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	return h;
 }
 
-int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
+int afd_openless_get(struct afd_ctx *c, struct afd_node *n,
 		  struct afd_handle **out, bool *opened,
 		  struct afd_failure *why)
 {
-	struct afd_boundset *s = &c->bound;
+	struct afd_openless_set *s = &c->openless;
 	afd_failure_clear(why);
 	if (opened)
 		*opened = false;
 	pthread_mutex_lock(&s->lock);
-	struct afd_bound *b = n->bound;
+	struct afd_openless *b = n->openless;
 	if (b) {
 		if (s->lru.next != b) {
 			lru_unlink(s, b);
@@ -170,10 +170,10 @@ int afd_bound_get(struct afd_ctx *c, struct afd_node *n,
 	return 0;
 }
 
-void afd_bound_offer(struct afd_ctx *c, struct afd_node *n,
+void afd_openless_offer(struct afd_ctx *c, struct afd_node *n,
 		     struct afd_handle *h)
 {
-	struct afd_bound *b = malloc(sizeof(*b));
+	struct afd_openless *b = malloc(sizeof(*b));
 	if (!b) {
 		afd_handle_close(h);
 		return;
@@ -182,21 +182,21 @@ void afd_bound_offer(struct afd_ctx *c, struct afd_node *n,
 	afd_handle_close(bind(c, n, h, b));
 }
 
-bool afd_bound_attr(struct afd_boundset *s, struct afd_node *n,
+bool afd_openless_attr(struct afd_openless_set *s, struct afd_node *n,
 		    struct stat *st)
 {
 	pthread_mutex_lock(&s->lock);
-	bool bound = n->bound != NULL;
+	bool bound = n->openless != NULL;
 	if (bound)
-		*st = *afd_handle_attr(n->bound->h);
+		*st = *afd_handle_attr(n->openless->h);
 	pthread_mutex_unlock(&s->lock);
 	return bound;
 }
 
-void afd_bound_unbind(struct afd_boundset *s, struct afd_node *n)
+void afd_openless_unbind(struct afd_openless_set *s, struct afd_node *n)
 {
 	pthread_mutex_lock(&s->lock);
-	struct afd_bound *b = n->bound;
+	struct afd_openless *b = n->openless;
 	if (b)
 		unbind_locked(s, b);
 	pthread_mutex_unlock(&s->lock);

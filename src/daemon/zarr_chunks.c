@@ -7,8 +7,8 @@
 
 #include "ctx.h"
 #include "lz4share.h"
-#include "zarrdir.h"
-#include "zchunk.h"
+#include "zarr_store.h"
+#include "zarr_chunks.h"
 
 /* One data view of one version of an array, shared by its open chunks. */
 struct afd_zshare {
@@ -22,7 +22,7 @@ struct afd_zshare {
 	struct afd_lz4share *lz4;  /* an LZ4 .ra's index (lz4share.h) */
 };
 
-struct afd_zchunk {
+struct afd_zarr_chunk {
 	af_zarr_chunk chunk;
 	af_view *view;             /* the one read: its own, or the share's */
 	struct afd_zshare *share;  /* NULL: the view is its own */
@@ -68,7 +68,7 @@ static int share_new(struct afd_ctx *c, struct afd_src *sf, long midx,
 	__atomic_add_fetch(&sf->refs, 1, __ATOMIC_RELAXED);
 	s->sf = sf;
 	/* the arrinfo is published read-only; zarr.share is the one field
-	 * that changes after, under mlock (zarrdir.h) */
+	 * that changes after, under mlock (zarr_store.h) */
 	s->home = (struct afd_zarrinfo *)&ai->zarr;
 	const af_source *own = &s->fsrc;
 	int rc = 0;
@@ -154,16 +154,16 @@ static void share_put(struct afd_zshare *s)
 		share_free(s);
 }
 
-int afd_zchunk_open(struct afd_ctx *c, struct afd_src *sf, long midx,
+int afd_zarr_chunk_open(struct afd_ctx *c, struct afd_src *sf, long midx,
 		    const struct afd_arrinfo *ai, uint64_t index,
-		    const af_source *src, struct afd_zchunk **out,
+		    const af_source *src, struct afd_zarr_chunk **out,
 		    af_error *err)
 {
 	*out = NULL;
 	const af_zarr_layout *layout = afd_zarr_layout(&ai->zarr);
 	if (!layout)
 		return -ENOENT;
-	struct afd_zchunk *z = calloc(1, sizeof(*z));
+	struct afd_zarr_chunk *z = calloc(1, sizeof(*z));
 	if (!z)
 		return -ENOMEM;
 	if (af_zarr_chunk_get(layout, index, &z->chunk) != AF_OK) {
@@ -190,22 +190,22 @@ int afd_zchunk_open(struct afd_ctx *c, struct afd_src *sf, long midx,
 	return 0;
 }
 
-uint64_t afd_zchunk_size(const struct afd_zchunk *z)
+uint64_t afd_zarr_chunk_size(const struct afd_zarr_chunk *z)
 {
 	return z->chunk.size;
 }
 
-size_t afd_zchunk_cost(const struct afd_zchunk *z)
+size_t afd_zarr_chunk_cost(const struct afd_zarr_chunk *z)
 {
 	return z->cost;
 }
 
-unsigned *afd_zchunk_cost_shared(const struct afd_zchunk *z)
+unsigned *afd_zarr_chunk_cost_shared(const struct afd_zarr_chunk *z)
 {
 	return z && z->share && z->share->lz4 ? &z->share->lz4->bound : NULL;
 }
 
-af_status afd_zchunk_extent(const struct afd_zchunk *z, uint64_t off,
+af_status afd_zarr_chunk_extent(const struct afd_zarr_chunk *z, uint64_t off,
 			    af_extent *out)
 {
 	af_status st = af_zarr_chunk_extent(&z->chunk, z->view, off, out);
@@ -215,13 +215,13 @@ af_status afd_zchunk_extent(const struct afd_zchunk *z, uint64_t off,
 	return st;
 }
 
-af_status afd_zchunk_read(struct afd_zchunk *z, void *buf, size_t len,
+af_status afd_zarr_chunk_read(struct afd_zarr_chunk *z, void *buf, size_t len,
 			  uint64_t off, size_t *nread, af_error *err)
 {
 	return af_zarr_chunk_read(&z->chunk, z->view, buf, len, off, nread, err);
 }
 
-void afd_zchunk_close(struct afd_zchunk *z)
+void afd_zarr_chunk_close(struct afd_zarr_chunk *z)
 {
 	if (!z)
 		return;
