@@ -12,6 +12,7 @@
 #include "handle_i.h"
 #include "lz4share.h"
 #include "sidecar_files.h"
+#include "stackread.h"
 #include "tree.h"
 #include "zarr_chunks.h"
 

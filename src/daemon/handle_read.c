@@ -10,6 +10,7 @@
 
 #include "handle_i.h"
 #include "spipe.h"
+#include "stackread.h"
 #include "zarr_chunks.h"
 
 /* Stack members at least this big are spliced from their files, smaller

@@ -439,9 +439,9 @@ static struct afd_src *evict_locked(struct afd_srcs *s,
 /*
  * Publish @p fresh (one reference, the caller's) as the cached version of
  * its path: it replaces an older version, whose nodes the notifier is
- * told about, and the least recently used beyond the limits go. Returns
- * the entry to use, referenced: @p fresh, or the same version another
- * thread published first (then @p fresh is put).
+ * told about (afd_srcs.replaced), and the least recently used beyond the
+ * limits go. Returns the entry to use, referenced: @p fresh, or the same
+ * version another thread published first (then @p fresh is put).
  */
 static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
 {
@@ -474,7 +474,8 @@ static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
 	}
 	if (old) {
 		afd_src_put(old);
-		afd_notify_path(c, fresh->path, false);
+		if (s->replaced)
+			s->replaced(c, fresh->path);
 	}
 	return fresh;
 }

@@ -136,6 +136,10 @@ struct afd_srcs {
 	struct afd_src **tab;
 	size_t nbuckets, count, nzip;
 	struct afd_src lru;   /* list head: lru.lru_next = most recent */
+	/* Told when a newer version of a cached path replaced the older one,
+	 * whose nodes must go (the notifier's queue: set at set-up, setup.c,
+	 * so that this file calls nothing above it). NULL: nobody. */
+	void (*replaced)(struct afd_ctx *c, const char *path);
 };
 
 int afd_srcs_init(struct afd_srcs *s);

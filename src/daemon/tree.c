@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "path.h"
 #include "stackdir.h"
 #include "tree.h"
 #include "zarr_store.h"
@@ -45,16 +46,6 @@ void afd_id_free(struct afd_id *id)
 	free(id->path);
 	free(id->member);
 	id->path = id->member = NULL;
-}
-
-char *afd_path_join(const char *dir, const char *name)
-{
-	char *out = NULL;
-	if (strcmp(dir, ".") == 0)
-		return strdup(name);
-	if (asprintf(&out, "%s/%s", dir, name) < 0)
-		return NULL;
-	return out;
 }
 
 const char *afd_array_dirname(const struct afd_node *n)

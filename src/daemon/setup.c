@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The per-mount context: opening the source and setting up every part. */
+/* The per-mount context: opening the source, setting up every part and
+ * tearing them down. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +13,8 @@
 
 #include "ctx.h"
 #include "export.h"
+#include "notify.h"
+#include "setup.h"
 #include "spipe.h"
 
 void afd_limits_default(struct afd_limits *l)
@@ -94,6 +97,13 @@ static int init_single(struct afd_ctx *c, const char *abs, enum afd_nkind *kind)
 	return 0;
 }
 
+/* A newer version of @p path replaced the cached one (srcfile.c): its
+ * nodes go, through the notifier's queue. */
+static void source_replaced(struct afd_ctx *c, const char *path)
+{
+	afd_notify_path(c, path, false);
+}
+
 int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 {
 	memset(c, 0, sizeof(*c));
@@ -108,6 +118,7 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 		fprintf(stderr, "arrayfs: out of memory\n");
 		return -1;
 	}
+	c->srcs.replaced = source_replaced;
 	c->have_pipe_key = true;
 	afd_stacks_init(&c->stacks, &c->root);
 	c->have_stacks = true;
