@@ -7,7 +7,7 @@
 
 #include "arrayfs/af_view.h"
 #include "bytes_i.h"
-#include "lz4_i.h"
+#include "lz4/lz4_i.h"
 #include "ra_i.h"
 #include "view_i.h"
 

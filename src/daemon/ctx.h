@@ -2,6 +2,8 @@
 /**
  * The one per-mount context: stored as the session's userdata and read back
  * through afd_ctx(req). Nothing else in the daemon is mutable and global.
+ * Its parts are set up and torn down by setup.c, the one file above them
+ * all; the parts themselves only read it.
  *
  * Invariants: root, root_dir, single, the options (limits included) and
  * the clock are set before the session starts and never change; nodes,
@@ -16,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bound.h"
+#include "openless.h"
 #include "export.h"
 #include "log.h"
 #include "nodes.h"
@@ -42,10 +44,6 @@ struct afd_limits {
 	uint64_t ids_save_ms;   /* the id map is saved this often while it
 				 * changes (0: at unmount only), export.h */
 };
-
-/** The defaults: 512 handles, 256 MiB after 1 s idle, 4096 sources, 64
- * archives, the id map saved every 30 s while it changes. */
-void afd_limits_default(struct afd_limits *l);
 
 /**
  * A monotonic clock in milliseconds: now_ms(arg). The daemon's reads
@@ -89,8 +87,8 @@ struct afd_ctx {
 	struct afd_stacks stacks; /* `.stack` verdicts and member fds */
 	bool have_stacks;
 	struct afd_saver saver;   /* saves the id map now and then (export.h) */
-	struct afd_boundset bound; /* node handles for open-less reads */
-	bool have_bound;
+	struct afd_openless_set openless; /* node handles for open-less reads */
+	bool have_openless;
 	bool no_open;             /* the kernel sends no open (set at init) */
 	struct fuse_session *se;
 	pthread_key_t pipe_key;   /* each thread's splice pipe (spipe.h) */
@@ -102,24 +100,6 @@ struct afd_ctx {
 	 * (af_pool_open_background). Closed after every source. */
 	af_pool *index_saver;
 };
-
-/**
- * Open the source and set up every part, with @p o (copied; the context
- * owns o->source from then on) and the monotonic clock. Nothing is
- * mounted. Returns 0, or -1 with a message printed; afd_ctx_destroy
- * either way.
- */
-int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o);
-void afd_ctx_destroy(struct afd_ctx *c);
-
-/**
- * Start the read-ahead pool of opts.inflate_threads threads (none for 0
- * or 1: then index_saver, a thread that saves indexes). Called after
- * fuse_daemonize, whose fork would lose threads started before. Returns
- * 0, or -1 with a message printed (the daemon then runs without
- * read-ahead, or saves indexes on the reading threads).
- */
-int afd_ctx_start_pool(struct afd_ctx *c);
 
 /** The time now on @p c's clock, in milliseconds. */
 static inline uint64_t afd_now_ms(const struct afd_ctx *c)

@@ -247,10 +247,10 @@ static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
 			name = zent.name;
 			dt = DT_REG;
 		} else {
-			const struct afd_zdir *z = &d->sf->tree.dirs[d->zdir];
+			const struct afd_npz_dir *z = &d->sf->tree.dirs[d->zdir];
 			if (k - 2 >= z->nkids)
 				break;
-			const struct afd_zchild *ch = &z->kids[k - 2];
+			const struct afd_npz_child *ch = &z->kids[k - 2];
 			if (ch->member >= 0 &&
 			    afd_src_member_hidden(d->sf, (size_t)ch->member))
 				continue;

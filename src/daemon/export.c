@@ -21,7 +21,7 @@ static void drop_lookup(struct afd_ctx *c, struct afd_node *n)
 	if (!gone)
 		return;
 	afd_notify_unwatch(c, gone->wd);
-	afd_bound_unbind(&c->bound, gone);
+	afd_openless_unbind(&c->openless, gone);
 	afd_node_free(gone);
 }
 

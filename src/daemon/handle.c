@@ -11,9 +11,10 @@
 
 #include "handle_i.h"
 #include "lz4share.h"
-#include "sidecar.h"
+#include "sidecar_files.h"
+#include "stackread.h"
 #include "tree.h"
-#include "zchunk.h"
+#include "zarr_chunks.h"
 
 uint64_t afd_handle_version(const struct afd_handle *h)
 {
@@ -29,7 +30,7 @@ unsigned *afd_handle_cost_shared(const struct afd_handle *h)
 {
 	if (h->lz4)
 		return &h->lz4->bound;
-	return afd_zchunk_cost_shared(h->zc);
+	return afd_zarr_chunk_cost_shared(h->zc);
 }
 
 int afd_handle_stale(const struct afd_handle *h, struct afd_failure *why)
@@ -59,7 +60,7 @@ void afd_handle_close(struct afd_handle *h)
 	if (h->view)
 		af_view_close(h->view);
 	afd_lz4share_put(h->lz4);
-	afd_zchunk_close(h->zc);
+	afd_zarr_chunk_close(h->zc);
 	afd_stackread_close(h->sr);
 	if (h->midx >= 0)
 		afd_src_member_close(h->sf, (size_t)h->midx);
@@ -300,13 +301,13 @@ static int open_view(struct afd_ctx *c, struct afd_node *n,
 	af_error err;
 	af_error_clear(&err);
 	if (n->kind == NK_ZARRFILE) {
-		rc = afd_zchunk_open(c, r->sf, r->midx, r->ai, n->sub, h->src, &h->zc,
+		rc = afd_zarr_chunk_open(c, r->sf, r->midx, r->ai, n->sub, h->src, &h->zc,
 				     &err);
 		if (rc < 0 && rc != -ENOENT && rc != -ENOMEM)
 			return handle_fail(h, why, AFD_LINE_OPEN, 0, &err);
 		if (rc < 0)
 			return rc;
-		h->cost = afd_zchunk_cost(h->zc);
+		h->cost = afd_zarr_chunk_cost(h->zc);
 		h->kind = H_VIEW;
 		return 0;
 	}

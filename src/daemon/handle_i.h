@@ -16,7 +16,7 @@
 #include "fail.h"
 #include "handle.h"
 
-struct afd_zchunk;
+struct afd_zarr_chunk;
 struct afd_lz4share;
 
 enum afd_hkind {
@@ -36,7 +36,7 @@ struct afd_handle {
 	const af_source *src;
 	af_source fsrc;
 	af_view *view;
-	struct afd_zchunk *zc;   /* a chunk file: read through it, not view */
+	struct afd_zarr_chunk *zc;   /* a chunk file: read through it, not view */
 	struct afd_stackread *sr; /* under `.stack/`: its members (stackread.h) */
 	bool text_borrowed;      /* text is the stack's names: not freed */
 	char *text;

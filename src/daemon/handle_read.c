@@ -10,7 +10,8 @@
 
 #include "handle_i.h"
 #include "spipe.h"
-#include "zchunk.h"
+#include "stackread.h"
+#include "zarr_chunks.h"
 
 /* Stack members at least this big are spliced from their files, smaller
  * ones copied: a splice takes a pipe slot per page it touches */
@@ -142,18 +143,19 @@ io_error:
 	return handle_fail(h, why, AFD_LINE_READ, err.status, &err);
 }
 
-/* What a view read walks: a chunk file's (zchunk.h) or the handle's view. */
+/* What a view read walks: a chunk file's (zarr_chunks.h) or the handle's
+ * view. */
 static af_status view_extent(const struct afd_handle *h, uint64_t pos,
 			     af_extent *e)
 {
-	return h->zc ? afd_zchunk_extent(h->zc, pos, e) :
+	return h->zc ? afd_zarr_chunk_extent(h->zc, pos, e) :
 		       af_view_extent(h->view, pos, e);
 }
 
 static af_status view_read(struct afd_handle *h, void *buf, size_t n,
 			   uint64_t pos, size_t *got, af_error *err)
 {
-	return h->zc ? afd_zchunk_read(h->zc, buf, n, pos, got, err) :
+	return h->zc ? afd_zarr_chunk_read(h->zc, buf, n, pos, got, err) :
 		       af_view_read(h->view, buf, n, pos, got, err);
 }
 
@@ -323,7 +325,7 @@ int afd_handle_read(struct afd_ctx *c, struct afd_handle *h, size_t size,
 		total = h->src->size;
 		break;
 	case H_VIEW:
-		total = h->zc ? afd_zchunk_size(h->zc) : af_view_size(h->view);
+		total = h->zc ? afd_zarr_chunk_size(h->zc) : af_view_size(h->view);
 		break;
 	default:
 		return -EIO;

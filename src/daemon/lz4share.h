@@ -4,7 +4,7 @@
  * handle that decodes it: `data`, `B.npy` and the shared data view of the
  * chunk files of `B.zarr/`. So however many files and handles read one
  * array version, its access points and decoded cache are built and held
- * once, and counted once against the bound handles' budget (bound.h).
+ * once, and counted once against the bound handles' budget (openless.h).
  *
  * With the context's pool (inflate_threads), the index walks the LZ4
  * block ahead of its first pass on a pool thread, and decodes ahead of a

@@ -14,6 +14,7 @@
 
 #include "arrayfs/arrayfs.h"
 #include "ctx.h"
+#include "setup.h"
 #include "export.h"
 #include "mountinfo.h"
 #include "ops.h"

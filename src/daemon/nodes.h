@@ -4,9 +4,9 @@
  *
  * Invariants:
  *  - A node's identity (kind, entry, path, member, version, sub) and its
- *    parent/name are immutable; only nlookup, served_gen and bound change
- *    (nlookup under the table lock, served_gen atomically, bound under the
- *    bound set's lock).
+ *    parent/name are immutable; only nlookup, served_gen and openless change
+ *    (nlookup under the table lock, served_gen atomically, openless under the
+ *    open-less set's lock).
  *  - A node that serves bytes (plain file, npz member, array entry) is one
  *    version of its source: the version is part of its identity, so a
  *    source that changed gets a new nodeid at its next lookup, and the old
@@ -37,7 +37,7 @@
 
 #include "idmap.h"
 
-struct afd_bound;
+struct afd_openless;
 
 /* The numbers of afd_nkind and afd_entry are stored in the id map's file
  * (idmap_file.c): never renumber one; change its FORMAT if you must. */
@@ -81,7 +81,8 @@ struct afd_node {
 	uint64_t parent;       /* parent nodeid, 0 for the root */
 	uint64_t version;      /* source version served, 0 for folders */
 	uint64_t served_gen;   /* source version last opened (keep_cache) */
-	struct afd_bound *bound; /* its handle for open-less reads (bound.h) */
+	struct afd_openless *openless; /* its handle for open-less reads
+					* (openless.h) */
 	enum afd_nkind kind;
 	enum afd_entry entry;
 	int wd;                /* inotify watch of an NK_DIR, or -1 */

@@ -99,7 +99,7 @@ static void forget_one(struct afd_ctx *c, struct afd_node *n, uint64_t nlookup)
 	if (!gone)
 		return;
 	afd_notify_unwatch(c, gone->wd);
-	afd_bound_unbind(&c->bound, gone);
+	afd_openless_unbind(&c->openless, gone);
 	afd_node_free(gone);
 }
 
@@ -182,10 +182,10 @@ static void bind_looked_up(struct afd_ctx *c, struct afd_node *n, int fd,
 	struct afd_handle *h;
 	/* a hint (bind decides under its lock): a node read before keeps
 	 * the handle it has */
-	if (__atomic_load_n(&n->bound, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&n->openless, __ATOMIC_RELAXED))
 		close(fd);
 	else if (afd_handle_adopt_range(c, n, fd, st, &h) == 0)
-		afd_bound_offer(c, n, h);
+		afd_openless_offer(c, n, h);
 }
 
 static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
@@ -321,7 +321,7 @@ static void arrayfs_ll_getattr(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	struct stat st;
-	if (afd_bound_attr(&c->bound, n, &st)) {
+	if (afd_openless_attr(&c->openless, n, &st)) {
 		/* a node that has been read: the version it serves */
 		fuse_reply_attr(req, &st, cache_secs(c, n));
 		return;
@@ -585,7 +585,7 @@ static void arrayfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size,
 			fuse_reply_err(req, ESTALE);
 			return;
 		}
-		int rc = afd_bound_get(c, n, &h, &opened, &why);
+		int rc = afd_openless_get(c, n, &h, &opened, &why);
 		if (rc < 0) {
 			afd_fail(req, rc, &why);
 			return;

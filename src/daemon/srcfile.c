@@ -10,7 +10,7 @@
 
 #include "ctx.h"
 #include "hash.h"
-#include "sidecar.h"
+#include "sidecar_files.h"
 #include "srcfile.h"
 #include "stackhdr.h"
 
@@ -86,7 +86,7 @@ static void src_free(struct afd_src *sf)
 		}
 		free(sf->minfo);
 	}
-	afd_ztree_free(&sf->tree);
+	afd_npz_tree_free(&sf->tree);
 	if (sf->zip)
 		af_zip_close(sf->zip);
 	if (sf->fd >= 0)
@@ -260,13 +260,13 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 		}
 		sf->fd = zfd;
 		size_t n = af_zip_count(sf->zip), skipped = 0;
-		if (afd_ztree_build(&sf->tree, sf->zip, &skipped) < 0 ||
+		if (afd_npz_tree_build(&sf->tree, sf->zip, &skipped) < 0 ||
 		    !(sf->minfo = calloc(n ? n : 1, sizeof(*sf->minfo)))) {
 			af_zip_close(sf->zip);
 			sf->zip = NULL;
 			close(zfd);
 			sf->fd = -1;
-			afd_ztree_free(&sf->tree);
+			afd_npz_tree_free(&sf->tree);
 			af_error_set(&err, AF_E_NOMEM, AF_NO_OFFSET, "out of memory");
 			goto broken;
 		}
@@ -417,9 +417,9 @@ static struct afd_src *evict_locked(struct afd_srcs *s,
 /*
  * Publish @p fresh (one reference, the caller's) as the cached version of
  * its path: it replaces an older version, whose nodes the notifier is
- * told about, and the least recently used beyond the limits go. Returns
- * the entry to use, referenced: @p fresh, or the same version another
- * thread published first (then @p fresh is put).
+ * told about (afd_srcs.replaced), and the least recently used beyond the
+ * limits go. Returns the entry to use, referenced: @p fresh, or the same
+ * version another thread published first (then @p fresh is put).
  */
 static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
 {
@@ -452,7 +452,8 @@ static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
 	}
 	if (old) {
 		afd_src_put(old);
-		afd_notify_path(c, fresh->path, false);
+		if (s->replaced)
+			s->replaced(c, fresh->path);
 	}
 	return fresh;
 }

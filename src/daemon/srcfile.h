@@ -26,8 +26,8 @@
 
 #include "arrayfs/arrayfs.h"
 #include "nodes.h"
-#include "zarrdir.h"
-#include "ztree.h"
+#include "zarr_store.h"
+#include "npz_tree.h"
 
 struct afd_ctx;
 struct afd_lz4share;
@@ -52,7 +52,7 @@ struct afd_arrinfo {
 	bool has[AE_COUNT];         /* but AE_ZARR: afd_arrinfo_has */
 	uint64_t size[AE_COUNT];
 	uint64_t offset;    /* user.array.offset */
-	struct afd_zarrinfo zarr;  /* B.zarr/ (zarrdir.h) */
+	struct afd_zarrinfo zarr;  /* B.zarr/ (zarr_store.h) */
 	/* `data` is bytes [data_src_off, + size[AE_DATA]) of the source it
 	 * was filled from, unchanged (the codec's extent of the whole view
 	 * says so: no decoding, no swap); false for an empty or decoded one */
@@ -63,7 +63,7 @@ struct afd_arrinfo {
 /**
  * Fill which entries array directory @p ai has and their sizes, from its
  * header (ai->a) and @p src (only sizes are asked of it; no byte is read).
- * B.zarr/ is left to be decided when first asked about (zarrdir.h):
+ * B.zarr/ is left to be decided when first asked about (zarr_store.h):
  * has[AE_ZARR] stays false, afd_arrinfo_has answers for it.
  */
 void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
@@ -120,7 +120,7 @@ struct afd_src {
 	int fd;                          /* SK_NPZ: the archive, else -1 */
 	af_source zsrc;
 	af_zip *zip;
-	struct afd_ztree tree;
+	struct afd_npz_tree tree;
 	pthread_mutex_t mlock;
 	struct afd_minfo **minfo;        /* per member, lazily */
 	/* SK_ARRAY: the shared LZ4 index of an LZ4 .ra, under mlock
@@ -136,6 +136,10 @@ struct afd_srcs {
 	struct afd_src **tab;
 	size_t nbuckets, count, nzip;
 	struct afd_src lru;   /* list head: lru.lru_next = most recent */
+	/* Told when a newer version of a cached path replaced the older one,
+	 * whose nodes must go (the notifier's queue: set at set-up, setup.c,
+	 * so that this file calls nothing above it). NULL: nobody. */
+	void (*replaced)(struct afd_ctx *c, const char *path);
 };
 
 int afd_srcs_init(struct afd_srcs *s);

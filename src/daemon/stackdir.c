@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `.stack/`: listing a folder's members, reading their headers once, the
- * compact member table and the verdicts kept per folder. */
+ * compact member table, the verdicts kept per folder and the member fds
+ * their readers share. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,15 +14,76 @@
 
 #include "ctx.h"
 #include "hash.h"
+#include "path.h"
 #include "stackdir.h"
 #include "stackscan.h"
-#include "tree.h"
+#include "tree.h"  /* struct afd_id */
+
+/* The member fds (stackdir.h) live and die with the verdict cache;
+ * stackread.c takes and fills them. */
+
+/* Set up @p m: no fd open, no thread until the first read-ahead. */
+static void mfds_init(struct afd_mfds *m, const struct afd_srcroot *root)
+{
+	memset(m, 0, sizeof(*m));
+	m->root = root;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cv, NULL);
+	pthread_cond_init(&m->opened, NULL);
+}
+
+/* Stop the prefetch thread (dropping its jobs): before stacks are freed. */
+static void mfds_stop(struct afd_mfds *m)
+{
+	pthread_mutex_lock(&m->lock);
+	bool running = m->running;
+	m->stop = true;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->lock);
+	if (running)
+		pthread_join(m->thread, NULL);
+	for (unsigned k = 0; k < m->njobs; k++)
+		afd_stack_put(m->job[k].stk);
+	m->njobs = 0;
+	m->running = false;
+}
+
+/* Close every fd (no reader left). */
+static void mfds_destroy(struct afd_mfds *m)
+{
+	mfds_stop(m);
+	pthread_cond_destroy(&m->cv);
+	pthread_cond_destroy(&m->opened);
+	for (size_t k = 0; k < AFD_MFD_SLOTS; k++)
+		if (m->slot[k].stk && m->slot[k].fd >= 0)
+			close(m->slot[k].fd);
+	pthread_mutex_destroy(&m->lock);
+}
+
+/* Close the fds kept for @p stk (it is being freed: nobody reads it). */
+static void mfds_forget(struct afd_mfds *m, const struct afd_stack *stk)
+{
+	int fds[AFD_MFD_SLOTS];
+	size_t n = 0;
+	pthread_mutex_lock(&m->lock);
+	for (size_t k = 0; k < AFD_MFD_SLOTS; k++) {
+		struct afd_mfd *s = &m->slot[k];
+		if (s->stk != stk)
+			continue;
+		if (s->fd >= 0)
+			fds[n++] = s->fd;
+		memset(s, 0, sizeof(*s));
+	}
+	pthread_mutex_unlock(&m->lock);
+	for (size_t k = 0; k < n; k++)
+		close(fds[k]);
+}
 
 int afd_stacks_init(struct afd_stacks *s, const struct afd_srcroot *root)
 {
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
-	afd_mfds_init(&s->mfds, root);
+	mfds_init(&s->mfds, root);
 	return 0;
 }
 
@@ -35,12 +97,12 @@ static void slot_clear(struct afd_stack_slot *sl)
 void afd_stacks_destroy(struct afd_stacks *s)
 {
 	/* its jobs hold stacks: none may be put after the slots are gone */
-	afd_mfds_stop(&s->mfds);
+	mfds_stop(&s->mfds);
 	for (size_t k = 0; k < AFD_STACK_CACHED; k++) {
 		afd_stack_put(s->slot[k].stk);
 		slot_clear(&s->slot[k]);
 	}
-	afd_mfds_destroy(&s->mfds);
+	mfds_destroy(&s->mfds);
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -68,7 +130,7 @@ void afd_stack_put(struct afd_stack *s)
 {
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
-	afd_mfds_forget(s->mfds, s);
+	mfds_forget(s->mfds, s);
 	af_array_free(&s->arr.a);
 	if (s->dirfd >= 0)
 		close(s->dirfd);

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 
 #include "srcfile.h"
-#include "stackread.h"
+#include "srcpath.h"
 
 struct afd_ctx;
 struct afd_id;
@@ -73,6 +73,47 @@ struct afd_stack {
 	struct afd_mfds *mfds;  /* where its member fds are kept */
 };
 
+/*
+ * The member fds every stack's readers share (one set per mount, in
+ * afd_stacks): their slots are set up, stopped, closed and forgotten with
+ * the stacks here; stackread.c's readers and prefetch thread take and
+ * fill them under the set's lock.
+ */
+
+/** Member fds kept open, for the whole mount. */
+#define AFD_MFD_SLOTS 256u
+/** Read-ahead of member opens: every STEP members read in order, the
+ * members from STEP to 3 x STEP ahead are opened by the prefetch thread. */
+#define AFD_MFD_STEP 64u
+#define AFD_MFD_JOBS 16u
+
+struct afd_mfd {
+	const struct afd_stack *stk;  /* whose member (NULL: free) */
+	uint64_t i;
+	int fd;                       /* -1 while being opened */
+	unsigned busy;                /* readers using fd now */
+	bool opening;                 /* the prefetch thread is opening it */
+};
+
+/** Members to open ahead of a sequential reader. */
+struct afd_mfd_job {
+	struct afd_stack *stk;        /* referenced while queued */
+	uint64_t lo, hi;
+};
+
+struct afd_mfds {
+	pthread_mutex_t lock;         /* the slots and the jobs (a leaf) */
+	struct afd_mfd slot[AFD_MFD_SLOTS];
+	const struct afd_srcroot *root;
+	/* the prefetch thread, started at the first job */
+	pthread_cond_t cv;            /* a job queued, or stop */
+	pthread_cond_t opened;        /* a prefetched member is open */
+	pthread_t thread;
+	bool running, stop;
+	struct afd_mfd_job job[AFD_MFD_JOBS];
+	unsigned njobs;
+};
+
 struct afd_stack_slot {
 	char *dir, *prefix;       /* what it is the verdict of (NULL: free) */
 	struct afd_stack *stk;    /* referenced, or NULL: no stack */
@@ -88,7 +129,7 @@ struct afd_stacks {
 	struct afd_stack_slot slot[AFD_STACK_CACHED];
 	uint64_t gen;             /* counts afd_stack_changed calls */
 	uint64_t tick;
-	struct afd_mfds mfds;     /* member fds (stackread.h) */
+	struct afd_mfds mfds;     /* member fds (above) */
 };
 
 /** Set up @p s; member fds open beneath @p root's folders. Returns 0. */

@@ -10,67 +10,14 @@
 
 #include "ctx.h"
 #include "hash.h"
+#include "path.h"
 #include "lz4share.h"
 #include "srcfile.h"
-#include "tree.h"
 #include "stackdir.h"
 #include "stackread.h"
 
 /* afd_stackread_fd_put's tag: how the fd was had */
 enum { TAG_SLOT_BASE = 0, TAG_OWN = -1, TAG_ARCHIVE = -2 };
-
-void afd_mfds_init(struct afd_mfds *m, const struct afd_srcroot *root)
-{
-	memset(m, 0, sizeof(*m));
-	m->root = root;
-	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->cv, NULL);
-	pthread_cond_init(&m->opened, NULL);
-}
-
-void afd_mfds_stop(struct afd_mfds *m)
-{
-	pthread_mutex_lock(&m->lock);
-	bool running = m->running;
-	m->stop = true;
-	pthread_cond_broadcast(&m->cv);
-	pthread_mutex_unlock(&m->lock);
-	if (running)
-		pthread_join(m->thread, NULL);
-	for (unsigned k = 0; k < m->njobs; k++)
-		afd_stack_put(m->job[k].stk);
-	m->njobs = 0;
-	m->running = false;
-}
-
-void afd_mfds_destroy(struct afd_mfds *m)
-{
-	afd_mfds_stop(m);
-	pthread_cond_destroy(&m->cv);
-	pthread_cond_destroy(&m->opened);
-	for (size_t k = 0; k < AFD_MFD_SLOTS; k++)
-		if (m->slot[k].stk && m->slot[k].fd >= 0)
-			close(m->slot[k].fd);
-	pthread_mutex_destroy(&m->lock);
-}
-
-void afd_mfds_forget(struct afd_mfds *m, const struct afd_stack *stk)
-{
-	int fds[AFD_MFD_SLOTS];
-	size_t n = 0;
-	pthread_mutex_lock(&m->lock);
-	for (size_t k = 0; k < AFD_MFD_SLOTS; k++) {
-		struct afd_mfd *s = &m->slot[k];
-		if (s->stk != stk)
-			continue;
-		if (s->fd >= 0)
-			fds[n++] = s->fd;
-		memset(s, 0, sizeof(*s));
-	}
-	pthread_mutex_unlock(&m->lock);
-	for (size_t k = 0; k < n; k++)
-		close(fds[k]);
-}
 
 /* Consecutive members of one stack take consecutive slots: a window of
  * read-ahead never evicts itself. */

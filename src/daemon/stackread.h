@@ -4,9 +4,10 @@
  * member fds shared by every reader of the mount.
  *
  * Invariants:
- *  - At most AFD_MFD_SLOTS member fds stay open (direct-mapped by stack
- *    and member; a slot in use is never closed, a reader that finds its
- *    slot taken opens the member for that read alone and closes it).
+ *  - At most AFD_MFD_SLOTS member fds (stackdir.h) stay open
+ *    (direct-mapped by stack and member; a slot in use is never closed, a
+ *    reader that finds its slot taken opens the member for that read alone
+ *    and closes it).
  *  - A member's bytes are served only if the member is still the version
  *    the stack listed: its identity (dev, ino, size, mtime, ctime) is
  *    checked after the bytes were read (ctime cannot be set back, so an
@@ -27,49 +28,6 @@
 
 struct afd_ctx;
 struct afd_stack;
-
-/** Member fds kept open, for the whole mount. */
-#define AFD_MFD_SLOTS 256u
-/** Read-ahead of member opens: every STEP members read in order, the
- * members from STEP to 3 x STEP ahead are opened by the prefetch thread. */
-#define AFD_MFD_STEP 64u
-#define AFD_MFD_JOBS 16u
-
-struct afd_mfd {
-	const struct afd_stack *stk;  /* whose member (NULL: free) */
-	uint64_t i;
-	int fd;                       /* -1 while being opened */
-	unsigned busy;                /* readers using fd now */
-	bool opening;                 /* the prefetch thread is opening it */
-};
-
-/** Members to open ahead of a sequential reader. */
-struct afd_mfd_job {
-	struct afd_stack *stk;        /* referenced while queued */
-	uint64_t lo, hi;
-};
-
-struct afd_mfds {
-	pthread_mutex_t lock;         /* the slots and the jobs (a leaf) */
-	struct afd_mfd slot[AFD_MFD_SLOTS];
-	const struct afd_srcroot *root;
-	/* the prefetch thread, started at the first job */
-	pthread_cond_t cv;            /* a job queued, or stop */
-	pthread_cond_t opened;        /* a prefetched member is open */
-	pthread_t thread;
-	bool running, stop;
-	struct afd_mfd_job job[AFD_MFD_JOBS];
-	unsigned njobs;
-};
-
-/** Set up @p m: no fd open, no thread until the first read-ahead. */
-void afd_mfds_init(struct afd_mfds *m, const struct afd_srcroot *root);
-/** Stop the prefetch thread (dropping its jobs): before stacks are freed. */
-void afd_mfds_stop(struct afd_mfds *m);
-/** Close every fd (no reader left). */
-void afd_mfds_destroy(struct afd_mfds *m);
-/** Close the fds kept for @p stk (it is being freed: nobody reads it). */
-void afd_mfds_forget(struct afd_mfds *m, const struct afd_stack *stk);
 
 /** One open file's way to a stack's data. */
 /* Decoded members a reader keeps between its reads. */
@@ -105,7 +63,7 @@ struct afd_stackread *afd_stackread_open(struct afd_ctx *c,
 					 struct afd_stack *stk);
 /**
  * Decoded bytes a reader of @p stk may keep (the bound handles' budget,
- * bound.h): the LZ4 indexes of AFD_STACK_KEPT members where members are
+ * openless.h): the LZ4 indexes of AFD_STACK_KEPT members where members are
  * LZ4 .ra files, else 0 (deflated members count as their archive's do:
  * nothing).
  */

@@ -216,13 +216,13 @@ static int list_folder(struct afd_ctx *c, int dirfd, struct namelist *l)
 static int list_npz(const struct afd_src *sf, const char *prefix,
 		    struct namelist *l)
 {
-	long zd = afd_ztree_dir(&sf->tree, prefix, strlen(prefix));
+	long zd = afd_npz_tree_dir(&sf->tree, prefix, strlen(prefix));
 	if (zd < 0)
 		return -ENOENT;
-	const struct afd_zdir *z = &sf->tree.dirs[zd];
+	const struct afd_npz_dir *z = &sf->tree.dirs[zd];
 	int rc = 0;
 	for (size_t k = 0; rc == 0 && k < z->nkids; k++) {
-		const struct afd_zchild *ch = &z->kids[k];
+		const struct afd_npz_child *ch = &z->kids[k];
 		/* not afd_src_member_hidden: whether a member failed to open
 		 * before must not decide; a broken one means none */
 		if (ch->member >= 0 &&

@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "path.h"
 #include "stackdir.h"
 #include "tree.h"
-#include "zarrdir.h"
+#include "zarr_store.h"
 
 static const char *const entry_fixed[AE_COUNT] = {
 	[AE_DATA] = "data", [AE_SHAPE] = "shape", [AE_DTYPE] = "dtype",
@@ -45,16 +46,6 @@ void afd_id_free(struct afd_id *id)
 	free(id->path);
 	free(id->member);
 	id->path = id->member = NULL;
-}
-
-char *afd_path_join(const char *dir, const char *name)
-{
-	char *out = NULL;
-	if (strcmp(dir, ".") == 0)
-		return strdup(name);
-	if (asprintf(&out, "%s/%s", dir, name) < 0)
-		return NULL;
-	return out;
 }
 
 const char *afd_array_dirname(const struct afd_node *n)
@@ -144,7 +135,7 @@ static int resolve_npz(struct afd_ctx *c, const struct afd_id *id,
 	if (r->sf->kind != SK_NPZ)
 		return -ENOENT;
 	if (id->kind == NK_NPZDIR) {
-		r->zdir = afd_ztree_dir(&r->sf->tree, id->member,
+		r->zdir = afd_npz_tree_dir(&r->sf->tree, id->member,
 					strlen(id->member));
 		return r->zdir >= 0 ? 0 : -ENOENT;
 	}

@@ -89,7 +89,4 @@ char *afd_entry_name(const char *dirname, enum afd_entry e);
 /** The name of an array folder node (its source name for a single-file root). */
 const char *afd_array_dirname(const struct afd_node *n);
 
-/** Join a source-relative folder path and a name ("." + x = x). malloc'd. */
-char *afd_path_join(const char *dir, const char *name);
-
 #endif /* ARRAYFS_DAEMON_TREE_H */

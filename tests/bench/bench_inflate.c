@@ -32,7 +32,7 @@
 #include <zlib.h>
 
 #include "arrayfs/arrayfs.h"
-#include "../../src/codec/inflate_i.h"
+#include "../../src/codec/inflate/inflate_opts_i.h"
 
 static double clock_s(clockid_t id)
 {

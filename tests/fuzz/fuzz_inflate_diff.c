@@ -18,7 +18,7 @@
 #include <zlib.h>
 
 #include "fuzz_common.h"
-#include "../../src/codec/inflate_i.h"
+#include "../../src/codec/inflate/inflate_opts_i.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

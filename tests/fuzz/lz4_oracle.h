@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "arrayfs/arrayfs.h"
-#include "../../src/codec/lz4_i.h"
+#include "../../src/codec/lz4/lz4_i.h"
 
 /* splitmix64: the reads a seed stands for */
 static inline uint64_t lz4_oracle_rand(uint64_t *s)

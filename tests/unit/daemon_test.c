@@ -185,7 +185,7 @@ int aftd_forget(struct afd_ctx *c, struct afd_node *node, uint64_t n)
 	if (!gone)
 		return 0;
 	afd_notify_unwatch(c, gone->wd);
-	afd_bound_unbind(&c->bound, gone);
+	afd_openless_unbind(&c->openless, gone);
 	afd_node_free(gone);
 	return 1;
 }

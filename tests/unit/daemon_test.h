@@ -15,6 +15,7 @@
 
 #include "af_test.h"
 #include "ctx.h"
+#include "setup.h"
 #include "tree.h"
 
 /** A test's clock: its time is whatever the test sets in now_ms. */

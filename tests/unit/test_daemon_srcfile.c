@@ -220,7 +220,7 @@ START_TEST(a_header_is_parsed_from_its_prefix_alone)
 END_TEST
 
 /* A listing's parse builds no B.zarr/ text: deciding it and measuring
- * its metadata wait until asked (zarrdir.h). */
+ * its metadata wait until asked (zarr_store.h). */
 START_TEST(b_zarr_is_decided_when_first_asked)
 {
 	c.opts.zarr_chunk = AF_ZARR_CHUNK_DEFAULT;

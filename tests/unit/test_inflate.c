@@ -11,7 +11,7 @@
 
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
-#include "../../src/codec/inflate_i.h"
+#include "../../src/codec/inflate/inflate_state_i.h"
 
 #define MIB (1u << 20)
 #define KIB (1u << 10)

@@ -12,7 +12,7 @@
 
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
-#include "../../src/codec/inflate_i.h"
+#include "../../src/codec/inflate/inflate_read_i.h"
 #include "../../src/codec/pool_i.h"
 #include "pool_gate.h"
 

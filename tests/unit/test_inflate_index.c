@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for src/codec/inflate_index.c and inflate_index_file.c: saved
+/* Tests for src/codec/inflate/inflate_index.c and inflate_index_file.c: saved
  * access points, refused index files, span CRC checks, the index folder. */
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
 #include "../../src/codec/bytes_i.h"
-#include "../../src/codec/inflate_i.h"
+#include "../../src/codec/inflate/inflate_state_i.h"
 #include "pool_gate.h"
 
 #define KIB (1u << 10)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for src/codec/inflate_isal.c: the ISA-L engine against the zlib
+ * Tests for src/codec/inflate/inflate_isal.c: the ISA-L engine against the zlib
  * one, stream by stream. Over many streams (data of several entropies,
  * zlib levels 0-9 and its strategies: stored, fixed and dynamic Huffman,
  * flushes; ISA-L's own deflate; the members python's zlib wrote for the
@@ -24,7 +24,7 @@
 
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
-#include "../../src/codec/inflate_i.h"
+#include "../../src/codec/inflate/inflate_state_i.h"
 
 #define KIB (1u << 10)
 #define MIB (1u << 20)

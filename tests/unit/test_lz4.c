@@ -20,7 +20,7 @@
 
 #include "af_test.h"
 #include "arrayfs/arrayfs.h"
-#include "../../src/codec/lz4_index_i.h"
+#include "../../src/codec/lz4/lz4_index_i.h"
 
 /* Small cache blocks and spans: many of each in a small block. */
 static struct lz4_opts small_opts(void)

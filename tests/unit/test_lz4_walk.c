@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for src/codec/lz4_walk.c: the walker's verdict on a raw LZ4 block
+ * Tests for src/codec/lz4/lz4_walk.c: the walker's verdict on a raw LZ4 block
  * is liblz4's (LZ4_decompress_safe of the whole block into the declared
  * size), and reads through the index give liblz4's bytes, on blocks made
  * to hit liblz4's edges (sequences ending near either end of the input or
