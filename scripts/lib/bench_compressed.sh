@@ -79,7 +79,7 @@ compressed_section() {
 
 deflated_section() {
 	echo "compressed: deflated members ..." >&2
-	scripts/lib/deps.sh isal unzip >&2
+	scripts/lib/deps.sh test isal unzip >&2
 	local inf_mib=${BENCH_INFLATE_MIB:-128} nrand=${BENCH_RANDOM_READS:-200}
 	local inf=$work/src/inflate k size crc data idx
 	mkdir -p "$inf"

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """scripts/run: mounts in the background, shows the tour, says how to unmount;
-fails with a clear message and exit status 1 when it cannot mount."""
+fails with a clear message and exit status 1 when it cannot mount; installs
+only what building and mounting need, where scripts/test installs the rest."""
 import os
 import subprocess
 import sys
@@ -14,14 +15,57 @@ from mountlib import TempDir, env_path, is_mounted  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RUN = os.path.join(ROOT, "scripts", "run")
+DEPS = os.path.join(ROOT, "scripts", "lib", "deps.sh")
 EXAMPLE = os.path.join(ROOT, "tests", "data", "example")
 
+# What scripts/run must install on a machine that has nothing ...
+MOUNT_PACKAGES = {"gcc", "libc6-dev", "meson", "ninja-build", "pkg-config",
+                  "libfuse3-dev", "fuse3", "zlib1g-dev", "liblz4-dev"}
+# ... and a few of the packages only the tests use: the test lab
+TEST_ONLY_PACKAGES = {"check", "python3-numpy", "python3-lz4", "valgrind", "man-db",
+                      "lintian", "debhelper", "samba", "nginx", "nfs-ganesha",
+                      "python3-zarr", "gdal-bin", "python3-vtk9", "nodejs"}
 
-def run_script(*args):
+
+def run_script(*args, env=None):
     # the build dir of this test run, so the script builds nothing new
-    env = dict(os.environ, AF_BUILDDIR=env_path("AF_BUILD_ROOT"))
+    env = dict(env or os.environ, AF_BUILDDIR=env_path("AF_BUILD_ROOT"))
     return subprocess.run([RUN] + list(args), capture_output=True, text=True, env=env,
                           timeout=300, stdin=subprocess.DEVNULL)
+
+
+class FakeApt:
+    """A PATH on which dpkg-query finds nothing installed and apt-get only
+    writes its arguments to a log: what a script would install on a bare
+    machine, without installing anything."""
+
+    def __init__(self):
+        self.dir = TempDir("arrayfs-apt-")
+        self.log = self.dir.join("apt-get.log")
+        for name, body in {
+                "dpkg-query": "exit 1\n",
+                "apt-get": 'echo "$*" >> %s\n' % self.log,
+                "sudo": '"$@"\n'}.items():
+            path = self.dir.join(name)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\n" + body)
+            os.chmod(path, 0o755)
+        self.env = dict(os.environ, PATH=self.dir.path + ":" + os.environ["PATH"])
+
+    def installed(self):
+        """The packages of every apt-get install call, and its options."""
+        packages, options = set(), set()
+        with open(self.log) as f:
+            for line in f:
+                words = line.split()
+                if "install" in words:
+                    after = words[words.index("install") + 1:]
+                    packages |= {w for w in after if not w.startswith("-")}
+                    options |= {w for w in after if w.startswith("-")}
+        return packages, options
+
+    def close(self):
+        self.dir.close()
 
 
 def daemon_pids(mnt):
@@ -74,6 +118,41 @@ class RunScriptTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn(bad, r.stderr)
         self.assertFalse(is_mounted(bad))
+
+
+
+class InstallSetTest(unittest.TestCase):
+    def setUp(self):
+        self.apt = FakeApt()
+        self.addCleanup(self.apt.close)
+
+    def test_run_installs_what_building_and_mounting_need_and_none_of_the_test_lab(self):
+        d = TempDir("arrayfs-run-")
+        self.addCleanup(d.close)
+        bad = d.join("a-file")  # so the run stops after installing and building
+        with open(bad, "w") as f:
+            f.write("x\n")
+        r = run_script(EXAMPLE, bad, env=self.apt.env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        packages, options = self.apt.installed()
+        self.assertLessEqual(MOUNT_PACKAGES, packages)
+        self.assertEqual(packages & TEST_ONLY_PACKAGES, set())
+        self.assertIn("--no-install-recommends", options)
+
+    def test_deps_test_installs_the_mount_set_and_the_test_lab(self):
+        r = subprocess.run([DEPS, "test"], capture_output=True, text=True, env=self.apt.env,
+                           timeout=60, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        packages, options = self.apt.installed()
+        self.assertLessEqual(MOUNT_PACKAGES | TEST_ONLY_PACKAGES, packages)
+        self.assertIn("--no-install-recommends", options)
+
+    def test_deps_without_a_purpose_exits_2_and_installs_nothing(self):
+        r = subprocess.run([DEPS], capture_output=True, text=True, env=self.apt.env,
+                           timeout=60, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("run|test", r.stderr)
+        self.assertFalse(os.path.exists(self.apt.log))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """arrayinfo and arrayconv under valgrind: no invalid access, no leak, on
-good and broken input. valgrind is a dependency (scripts/lib/deps.sh
-installs it): without it these tests fail, they never skip."""
+good and broken input. valgrind is a dependency of the tests (scripts/lib/deps.sh
+test installs it): without it these tests fail, they never skip."""
 import os
 import shutil
 import sys

@@ -63,7 +63,7 @@ def install():
         shutil.copy(os.path.join(JS, name), root)
     npm = shutil.which("npm")
     if not npm:
-        raise RuntimeError("npm is not installed: run scripts/lib/deps.sh")
+        raise RuntimeError("npm is not installed: run scripts/lib/deps.sh test")
     r = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error",
                         "--cache", os.path.join(root, "npm-cache")],
                        cwd=root, capture_output=True, text=True, timeout=NPM_DEADLINE)
