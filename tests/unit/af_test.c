@@ -96,12 +96,12 @@ static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
 }
 
 /* The fields local and central headers share, from "version needed". */
-static unsigned char *put_common(unsigned char *p, uint32_t crc, size_t clen,
-				 size_t n, size_t name_len)
+static unsigned char *put_common(unsigned char *p, int method, uint32_t crc,
+				 size_t clen, size_t n, size_t name_len)
 {
 	p = put_le(p, 20, 2);  /* version needed */
 	p = put_le(p, 0, 2);   /* flags */
-	p = put_le(p, 8, 2);   /* deflated */
+	p = put_le(p, (uint64_t)method, 2);  /* method */
 	p = put_le(p, 0, 4);   /* time, date */
 	p = put_le(p, crc, 4);
 	p = put_le(p, clen, 4);
@@ -110,23 +110,25 @@ static unsigned char *put_common(unsigned char *p, uint32_t crc, size_t clen,
 	return put_le(p, 0, 2); /* extra */
 }
 
-unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
-				size_t n, int level, size_t *len)
+/* One member @p name of @p clen bytes at @p comp, stored by @p method
+ * (0 stored, 8 deflated), of the @p n bytes at @p plain. */
+static unsigned char *zip_one(const char *name, int method,
+			      const unsigned char *comp, size_t clen,
+			      const unsigned char *plain, size_t n, size_t *len)
 {
-	size_t clen, nl = strlen(name);
-	unsigned char *comp = aft_deflate_raw(plain, n, level, 8, &clen);
+	size_t nl = strlen(name);
 	uint32_t crc = (uint32_t)crc32_z(crc32(0, NULL, 0), plain, n);
 	size_t local = 30 + nl + clen, central = 46 + nl;
 	unsigned char *z = malloc(local + central + 22);
 	ck_assert_ptr_nonnull(z);
 	unsigned char *p = put_le(z, 0x04034b50, 4);
-	p = put_common(p, crc, clen, n, nl);
+	p = put_common(p, method, crc, clen, n, nl);
 	memcpy(p, name, nl);
 	memcpy(p + nl, comp, clen);
 	p += nl + clen;
 	p = put_le(p, 0x02014b50, 4);
 	p = put_le(p, 20, 2);  /* version made by */
-	p = put_common(p, crc, clen, n, nl);
+	p = put_common(p, method, crc, clen, n, nl);
 	p = put_le(p, 0, 6);   /* comment length, disk, internal attrs */
 	p = put_le(p, 0, 4);   /* external attrs */
 	p = put_le(p, 0, 4);   /* local header offset */
@@ -139,9 +141,24 @@ unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
 	p = put_le(p, central, 4);
 	p = put_le(p, local, 4);
 	put_le(p, 0, 2);       /* comment */
-	free(comp);
 	*len = local + central + 22;
 	return z;
+}
+
+unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
+				size_t n, int level, size_t *len)
+{
+	size_t clen;
+	unsigned char *comp = aft_deflate_raw(plain, n, level, 8, &clen);
+	unsigned char *z = zip_one(name, 8, comp, clen, plain, n, len);
+	free(comp);
+	return z;
+}
+
+unsigned char *aft_zip_stored(const char *name, const unsigned char *plain,
+			      size_t n, size_t *len)
+{
+	return zip_one(name, 0, plain, n, plain, n, len);
 }
 
 uint64_t aft_rand(uint64_t *state)
