@@ -349,6 +349,97 @@ START_TEST(a_member_gone_before_its_first_read_gives_eio)
 }
 END_TEST
 
+/* ---- npz folders ---- */
+
+/* x.npz of members c, a, b.npy (each @p each bytes, stored or deflated),
+ * notes.txt and sub/d.npy, sub/e.npy; a, b, c's data in @p want. */
+static void write_npz(size_t each, int level, unsigned char *want)
+{
+	size_t len[5];
+	unsigned char *npy[5];
+	for (size_t i = 0; i < 5; i++)
+		npy[i] = aftd_npy_bytes(each, (unsigned)(i * 7), &len[i]);
+	/* a, b, c are npy[1], npy[2], npy[0] */
+	for (size_t i = 0; i < 3; i++)
+		memcpy(want + i * each, npy[(i + 1) % 3] + len[0] - each, each);
+	struct aft_zip_member m[] = {
+		{ "c.npy", npy[0], len[0], level },
+		{ "notes.txt", (const unsigned char *)"notes", 5, level },
+		{ "a.npy", npy[1], len[1], level },
+		{ "sub/d.npy", npy[3], len[3], level },
+		{ "b.npy", npy[2], len[2], level },
+		{ "sub/e.npy", npy[4], len[4], level },
+	};
+	size_t zlen;
+	unsigned char *zip = aft_zip(m, sizeof(m) / sizeof(m[0]), &zlen);
+	aftd_write(dir, "x.npz", zip, zlen);
+	free(zip);
+	for (size_t i = 0; i < 5; i++)
+		free(npy[i]);
+}
+
+/* `.stack/` of folder @p folder of x.npz (NULL: its root). */
+static struct afd_node *npz_stack(const char *folder)
+{
+	struct afd_node *n = aftd_must(&c, c.nodes.root, "x.npz");
+	ck_assert_int_eq(n->kind, NK_NPZDIR);
+	if (folder)
+		n = aftd_must(&c, n, folder);
+	return aftd_must(&c, n, AFD_STACK_NAME);
+}
+
+static void npz_members_read_as_their_concatenation(size_t each, int level)
+{
+	unsigned char *want = malloc(3 * each);
+	ck_assert_ptr_nonnull(want);
+	write_npz(each, level, want);
+	struct afd_node *s = npz_stack(NULL);
+	struct afd_handle *h = aftd_open(&c, aftd_must(&c, s, "names"));
+	aftd_expect_read(&c, h, 0, 100, (const unsigned char *)
+			 "a.npy\nb.npy\nc.npy\n", 18);
+	afd_handle_close(h);
+	h = aftd_open(&c, aftd_must(&c, s, "data"));
+	aftd_expect_reads(&c, h, want, 3 * each);
+	aftd_expect_read(&c, h, each - 3, 6, want, 3 * each);
+	aftd_expect_read(&c, h, each / 2, 2 * each, want, 3 * each);
+	/* the archive changed under it: EIO, never other bytes */
+	ck_assert_int_eq(truncate(aftd_path(dir, "x.npz"), 3 * each), 0);
+	aftd_expect_eio(&c, h, 0, 3 * each);
+	aftd_expect_eio(&c, h, each, 10);
+	afd_handle_close(h);
+	free(want);
+}
+
+START_TEST(stored_npz_members_read_as_their_concatenation)
+{
+	npz_members_read_as_their_concatenation(1000, -1);
+}
+END_TEST
+
+START_TEST(big_stored_npz_members_spliced_read_as_their_concatenation)
+{
+	npz_members_read_as_their_concatenation(70000, -1);
+}
+END_TEST
+
+START_TEST(deflated_npz_members_read_inflated)
+{
+	npz_members_read_as_their_concatenation(70000, 6);
+}
+END_TEST
+
+START_TEST(an_npz_folder_has_a_stack_of_its_own)
+{
+	unsigned char want[300];
+	write_npz(100, -1, want);
+	struct afd_node *s = npz_stack("sub");
+	struct afd_handle *h = aftd_open(&c, aftd_must(&c, s, "names"));
+	aftd_expect_read(&c, h, 0, 100, (const unsigned char *)"d.npy\ne.npy\n",
+			 12);
+	afd_handle_close(h);
+}
+END_TEST
+
 /* ---- versions ---- */
 
 /* The version `.stack/data` serves now, looked up afresh. */
@@ -491,6 +582,14 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, a_small_member_rewritten_with_its_size_gives_eio);
 	tcase_add_test(tc, a_big_member_rewritten_with_its_size_gives_eio);
 	tcase_add_test(tc, a_member_gone_before_its_first_read_gives_eio);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("npz");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, stored_npz_members_read_as_their_concatenation);
+	tcase_add_test(tc, big_stored_npz_members_spliced_read_as_their_concatenation);
+	tcase_add_test(tc, deflated_npz_members_read_inflated);
+	tcase_add_test(tc, an_npz_folder_has_a_stack_of_its_own);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("versions");
