@@ -234,6 +234,27 @@ START_TEST(a_non_array_npz_member_reads_as_itself)
 }
 END_TEST
 
+/* Every chunk of store @p z of @p n bytes of @p data in chunks of
+ * @p chunk bytes reads as its range of data, then zeros. */
+static void expect_chunks(struct afd_node *z, const unsigned char *data,
+			  size_t n, size_t chunk)
+{
+	unsigned char *want = malloc(chunk);
+	ck_assert_ptr_nonnull(want);
+	char name[24];
+	for (size_t k = 0; k * chunk < n; k++) {
+		size_t part = n - k * chunk < chunk ? n - k * chunk : chunk;
+		memset(want, 0, chunk);
+		memcpy(want, data + k * chunk, part);
+		snprintf(name, sizeof(name), "%zu", k);
+		struct afd_handle *h = aftd_open(&c, aftd_must(&c, z, name));
+		ck_assert_int_eq(afd_handle_attr(h)->st_size, (off_t)chunk);
+		aftd_expect_reads(&c, h, want, chunk);
+		afd_handle_close(h);
+	}
+	free(want);
+}
+
 START_TEST(a_zarr_chunk_is_its_range_of_data_then_zeros)
 {
 	c.opts.zarr_chunk = 1000;
@@ -242,21 +263,71 @@ START_TEST(a_zarr_chunk_is_its_range_of_data_then_zeros)
 	aftd_write(dir, "a.npy", npy, len);
 	struct afd_node *z = entry("a.npy", "a.zarr");
 	ck_assert_int_eq(z->kind, NK_ZARRDIR);
-	unsigned char want[1000];
-	const char *names[] = { "0", "1", "2" };
-	for (size_t k = 0; k < 3; k++) {
-		memset(want, 0, sizeof(want));
-		size_t n = k < 2 ? 1000 : 500;
-		memcpy(want, npy + off + 1000 * k, n);
-		struct afd_handle *h = aftd_open(&c, aftd_must(&c, z, names[k]));
-		ck_assert_int_eq(afd_handle_attr(h)->st_size, 1000);
-		aftd_expect_reads(&c, h, want, 1000);
-		afd_handle_close(h);
-	}
+	expect_chunks(z, npy + off, 2500, 1000);
 	int rc = 0;
 	ck_assert_ptr_null(aftd_lookup(&c, z, "3", &rc, NULL));
 	ck_assert_int_eq(rc, -ENOENT);
 	free(npy);
+}
+END_TEST
+
+START_TEST(big_chunks_read_spliced_then_zeros)
+{
+	c.opts.zarr_chunk = 70000;
+	size_t len, off;
+	unsigned char *npy = npy_of(150000, 6, &len, &off);
+	aftd_write(dir, "a.npy", npy, len);
+	expect_chunks(entry("a.npy", "a.zarr"), npy + off, 150000, 70000);
+	free(npy);
+}
+END_TEST
+
+static unsigned char *lz4_data(size_t n)
+{
+	unsigned char *d = malloc(n);
+	ck_assert_ptr_nonnull(d);
+	for (size_t i = 0; i < n; i++)
+		d[i] = (unsigned char)(i * 7);
+	return d;
+}
+
+START_TEST(chunks_of_decoded_arrays_read_their_range_of_data)
+{
+	c.opts.zarr_chunk = 1000;
+	aftd_write_lz4_ra(dir, "z.ra", 2500);
+	unsigned char *want = lz4_data(2500);
+	expect_chunks(entry("z.ra", "z.zarr"), want, 2500, 1000);
+	free(want);
+	size_t len;
+	unsigned char *npy = write_npz("x.npz", true, 2500, &len);
+	struct afd_node *m = aftd_must(&c, aftd_must(&c, c.nodes.root, "x.npz"),
+				       "m.npy");
+	expect_chunks(aftd_must(&c, m, "m.zarr"), npy + len - 2500, 2500, 1000);
+	free(npy);
+}
+END_TEST
+
+/* Open chunks of one version of a decoded array read through one view,
+ * freed with the last of them (zchunk.h). */
+START_TEST(open_chunks_of_a_decoded_array_share_one_view)
+{
+	c.opts.zarr_chunk = 1000;
+	aftd_write_lz4_ra(dir, "z.ra", 2500);
+	struct afd_node *z = entry("z.ra", "z.zarr");
+	struct afd_handle *h0 = aftd_open(&c, aftd_must(&c, z, "0"));
+	struct afd_handle *h2 = aftd_open(&c, aftd_must(&c, z, "2"));
+	struct afd_src *sf = NULL;
+	ck_assert_int_eq(afd_src_get(&c, "z.ra", NULL, NULL, &sf), 0);
+	ck_assert_ptr_nonnull(sf->arr.zarr.share);
+	unsigned char *want = lz4_data(2500);
+	aftd_expect_read(&c, h2, 0, 500, want + 2000, 500);
+	aftd_expect_read(&c, h0, 0, 1000, want, 1000);
+	afd_handle_close(h0);
+	ck_assert_ptr_nonnull(sf->arr.zarr.share);
+	afd_handle_close(h2);
+	ck_assert_ptr_null(sf->arr.zarr.share);
+	afd_src_put(sf);
+	free(want);
 }
 END_TEST
 
@@ -276,24 +347,27 @@ END_TEST
 
 /* ---- a source changed under an open file ---- */
 
-/* Every way a handle reads (copied, spliced, decoded) gives EIO once its
- * source changed in place: a.npy rewritten as @p new_size bytes, z.ra
- * cut or grown. */
+/* Every way a handle reads (copied, spliced, decoded, a chunk) gives EIO
+ * once its source changed in place: a.npy rewritten as @p new_size bytes,
+ * z.ra cut or grown. */
 static void changed_in_place_gives_eio(size_t new_size)
 {
+	c.opts.zarr_chunk = 60000;   /* a.zarr/0: a.npy's data, then zeros */
 	aftd_write_npy(dir, "a.npy", 50000, 0);
 	aftd_write_lz4_ra(dir, "z.ra", 50000);
 	struct afd_handle *data = aftd_open(&c, entry("a.npy", "data"));
 	struct afd_handle *npy = aftd_open(&c, entry("a.npy", "a.npy"));
 	struct afd_handle *ra = aftd_open(&c, entry("a.npy", "a.ra"));
 	struct afd_handle *lz = aftd_open(&c, entry("z.ra", "data"));
+	struct afd_handle *chunk = aftd_open(&c, aftd_must(&c, entry("a.npy",
+							"a.zarr"), "0"));
 	aftd_rewrite_npy(dir, "a.npy", new_size);
 	struct stat before = aftd_lstat(dir, "z.ra");
 	ck_assert_int_eq(truncate(aftd_path(dir, "z.ra"),
 				  new_size < 50000 ? 1000 : 70000), 0);
 	ck_assert_int_ne(aftd_lstat(dir, "z.ra").st_size, before.st_size);
-	struct afd_handle *all[] = { data, npy, ra, lz };
-	for (size_t k = 0; k < 4; k++) {
+	struct afd_handle *all[] = { data, npy, ra, lz, chunk };
+	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
 		aftd_expect_eio(&c, all[k], 0, 100);
 		aftd_expect_eio(&c, all[k], 100, 30000);
 		aftd_expect_eio(&c, all[k], 49990, 100);
@@ -543,6 +617,9 @@ static Suite *handle_suite(void)
 	tcase_add_test(tc, a_deflated_npz_members_data_reads_inflated);
 	tcase_add_test(tc, a_non_array_npz_member_reads_as_itself);
 	tcase_add_test(tc, a_zarr_chunk_is_its_range_of_data_then_zeros);
+	tcase_add_test(tc, big_chunks_read_spliced_then_zeros);
+	tcase_add_test(tc, chunks_of_decoded_arrays_read_their_range_of_data);
+	tcase_add_test(tc, open_chunks_of_a_decoded_array_share_one_view);
 	tcase_add_test(tc, a_plain_file_reads_as_itself);
 	suite_add_tcase(s, tc);
 
