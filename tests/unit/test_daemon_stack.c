@@ -13,6 +13,7 @@
 
 #include "daemon_test.h"
 #include "handle.h"
+#include "stackhdr.h"
 
 static char *dir;
 static struct afd_ctx c;
@@ -104,6 +105,29 @@ static void member(const char *name, size_t n, unsigned seed,
 	aftd_write_npy(dir, name, n, seed);
 	for (size_t i = 0; data && i < n; i++)
 		data[i] = (unsigned char)(seed + i);
+}
+
+/* Members m0 .. m{n-1} of @p each bytes, seeds far apart so that bytes
+ * shifted across a boundary differ; their data into @p want. */
+static void many_members(size_t n, size_t each, unsigned char *want)
+{
+	char name[32];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "m%zu.npy", i);
+		member(name, each, (unsigned)(i * 17), want ? want + each * i : NULL);
+	}
+}
+
+/* LZ4 .ra members a.ra, b.ra ... of 1000 bytes; their data into @p want. */
+static void lz4_members(size_t n, unsigned char *want)
+{
+	char name[8];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%c.ra", (char)('a' + i));
+		aftd_write_lz4_ra(dir, name, 1000);
+	}
+	for (size_t i = 0; i < 1000 * n; i++)
+		want[i] = (unsigned char)((i % 1000) * 7);
 }
 
 /* ---- membership and order ---- */
@@ -202,11 +226,7 @@ static void data_is_the_concatenation(size_t k, size_t each)
 {
 	unsigned char *want = malloc(k * each);
 	ck_assert_ptr_nonnull(want);
-	char name[32];
-	for (size_t i = 0; i < k; i++) {
-		snprintf(name, sizeof(name), "m%zu.npy", i);
-		member(name, each, (unsigned)(i * 17), want + i * each);
-	}
+	many_members(k, each, want);
 	struct afd_handle *h = aftd_open(&c, aftd_must(&c, stack(), "data"));
 	ck_assert_int_eq(afd_handle_attr(h)->st_size, (off_t)(k * each));
 	aftd_expect_reads(&c, h, want, k * each);
@@ -232,12 +252,8 @@ END_TEST
 
 START_TEST(lz4_members_read_decoded)
 {
-	aftd_write_lz4_ra(dir, "a.ra", 1000);
-	aftd_write_lz4_ra(dir, "b.ra", 1000);
-	aftd_write_lz4_ra(dir, "c.ra", 1000);
 	unsigned char want[3000];
-	for (size_t i = 0; i < sizeof(want); i++)
-		want[i] = (unsigned char)((i % 1000) * 7);
+	lz4_members(3, want);
 	struct afd_handle *h = aftd_open(&c, aftd_must(&c, stack(), "data"));
 	aftd_expect_reads(&c, h, want, sizeof(want));
 	aftd_expect_read(&c, h, 990, 1020, want, sizeof(want));
@@ -276,11 +292,7 @@ static struct afd_handle *open_four(size_t each, unsigned char **want)
 {
 	*want = malloc(4 * each);
 	ck_assert_ptr_nonnull(*want);
-	char name[16];
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(name, sizeof(name), "m%zu.npy", i);
-		member(name, each, (unsigned)i, *want + i * each);
-	}
+	many_members(4, each, *want);
 	return aftd_open(&c, aftd_must(&c, stack(), "data"));
 }
 
@@ -346,6 +358,76 @@ START_TEST(a_member_gone_before_its_first_read_gives_eio)
 	aftd_expect_eio(&c, h, 2000, 100);
 	afd_handle_close(h);
 	free(want);
+}
+END_TEST
+
+START_TEST(an_lz4_member_that_shrinks_under_a_read_gives_eio)
+{
+	unsigned char want[2000];
+	lz4_members(2, want);
+	struct afd_handle *h = aftd_open(&c, aftd_must(&c, stack(), "data"));
+	ck_assert_int_eq(truncate(aftd_path(dir, "b.ra"), 500), 0);
+	aftd_expect_eio(&c, h, 1000, 10);
+	aftd_expect_eio(&c, h, 990, 20);
+	aftd_expect_read(&c, h, 0, 1000, want, sizeof(want));
+	afd_handle_close(h);
+}
+END_TEST
+
+/* More members than AFD_HDR_PARALLEL_MIN: their headers are read ahead
+ * by worker threads, and a sequential reader's member opens too. */
+START_TEST(many_members_read_ahead_read_as_their_concatenation)
+{
+	enum { N = AFD_HDR_PARALLEL_MIN + AFD_HDR_WINDOW + 50 };
+	static unsigned char want[10 * N];
+	many_members(N, 10, want);
+	int before = aftd_fd_count();
+	struct afd_handle *h = aftd_open(&c, aftd_must(&c, stack(), "data"));
+	/* in order, a few members a read, as a reader streaming it */
+	for (size_t off = 0; off < sizeof(want); off += 35)
+		aftd_expect_read(&c, h, off, 35, want, sizeof(want));
+	aftd_expect_read(&c, h, 0, sizeof(want), want, sizeof(want));
+	afd_handle_close(h);
+	/* member fds kept are bounded */
+	ck_assert_int_le(aftd_fd_count(), before + (int)AFD_MFD_SLOTS + 4);
+	char shape[32];
+	snprintf(shape, sizeof(shape), "%d 10\n", N);
+	expect_text("shape", shape);
+}
+END_TEST
+
+START_TEST(many_members_one_disagreeing_late_means_no_stack_and_no_fd_kept)
+{
+	enum { N = AFD_HDR_PARALLEL_MIN + AFD_HDR_WINDOW + 50 };
+	/* bigger than a header's prefix: read ahead, they stay open */
+	many_members(N, 2 * AFD_HDR_PREFIX, NULL);
+	member("m300.npy", 11, 0, NULL);   /* past the first window */
+	int before = aftd_fd_count();
+	no_stack();
+	ck_assert_int_eq(aftd_fd_count(), before);
+	char *said = log_said();
+	ck_assert_msg(strstr(said, "m300.npy") != NULL, "the log said: %s", said);
+	free(said);
+}
+END_TEST
+
+/* B.zarr/ of a stack: chunks of whole rows, across members. */
+START_TEST(zarr_chunks_of_a_stack_span_members)
+{
+	c.opts.zarr_chunk = 250;       /* two rows of 100 a chunk */
+	unsigned char want[500];
+	char name[16];
+	many_members(5, 100, want);
+	struct afd_node *z = aftd_must(&c, stack(), "stack.zarr");
+	unsigned char chunk[200];
+	for (size_t k = 0; k < 3; k++) {
+		memset(chunk, 0, sizeof(chunk));
+		memcpy(chunk, want + 200 * k, k < 2 ? 200 : 100);
+		snprintf(name, sizeof(name), "%zu.0", k);
+		struct afd_handle *h = aftd_open(&c, aftd_must(&c, z, name));
+		aftd_expect_reads(&c, h, chunk, sizeof(chunk));
+		afd_handle_close(h);
+	}
 }
 END_TEST
 
@@ -582,6 +664,10 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, a_small_member_rewritten_with_its_size_gives_eio);
 	tcase_add_test(tc, a_big_member_rewritten_with_its_size_gives_eio);
 	tcase_add_test(tc, a_member_gone_before_its_first_read_gives_eio);
+	tcase_add_test(tc, an_lz4_member_that_shrinks_under_a_read_gives_eio);
+	tcase_add_test(tc, many_members_read_ahead_read_as_their_concatenation);
+	tcase_add_test(tc, many_members_one_disagreeing_late_means_no_stack_and_no_fd_kept);
+	tcase_add_test(tc, zarr_chunks_of_a_stack_span_members);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("npz");
