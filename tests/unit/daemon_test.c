@@ -265,9 +265,13 @@ void aftd_expect_read(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 			size < total - off ? size : (size_t)(total - off);
 	ck_assert_msg(len == expect, "read of %zu at %llu: %zu bytes, not %zu",
 		      size, (unsigned long long)off, len, expect);
-	ck_assert_msg(len == 0 || memcmp(got, want + off, len) == 0,
-		      "read of %zu at %llu: other bytes", size,
-		      (unsigned long long)off);
+	size_t i = 0;
+	while (i < len && got[i] == want[off + i])
+		i++;
+	ck_assert_msg(i == len, "read of %zu at %llu: byte %llu is %u, not %u",
+		      size, (unsigned long long)off,
+		      (unsigned long long)(off + i), i < len ? got[i] : 0,
+		      i < len ? want[off + i] : 0);
 	free(got);
 }
 
