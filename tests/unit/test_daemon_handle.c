@@ -11,6 +11,7 @@
 
 #include "arrayfs/arrayfs.h"
 #include "daemon_test.h"
+#include "fail.h"
 #include "handle.h"
 
 static char *dir;
@@ -432,6 +433,44 @@ START_TEST(an_npz_rewritten_under_an_open_member_gives_eio)
 }
 END_TEST
 
+/* A deflated member whose stream is broken half way: its reads fail
+ * with a reason (fail.h), never give other bytes. */
+START_TEST(a_corrupt_deflated_member_fails_with_a_reason_never_other_bytes)
+{
+	size_t n = 200000;
+	unsigned char *plain = malloc(n);
+	ck_assert_ptr_nonnull(plain);
+	for (size_t i = 0; i < n; i++)     /* little to compress */
+		plain[i] = (unsigned char)(i * 2654435761u >> 13);
+	size_t zlen;
+	unsigned char *zip = aft_zip_deflated("m.bin", plain, n, 6, &zlen);
+	/* past the local header and the stream's start, before its end */
+	memset(zip + zlen / 2, 0xff, 64);
+	aftd_write(dir, "x.npz", zip, zlen);
+	free(zip);
+	struct afd_node *m = aftd_must(&c, aftd_must(&c, c.nodes.root, "x.npz"),
+				       "m.bin");
+	ck_assert_int_eq(m->kind, NK_MEMBER);
+	struct afd_handle *h = NULL;
+	struct afd_failure why;
+	bool keep;
+	int rc = afd_handle_open(&c, m, O_RDONLY, &h, &keep, &why);
+	if (rc == 0) {
+		struct afd_rbuf rb;
+		for (uint64_t off = 0; rc == 0 && off < n; off += 65536) {
+			rc = afd_handle_read(&c, h, 65536, (off_t)off, false, &rb,
+					     &why);
+			afd_rbuf_free(&rb);
+		}
+		afd_handle_close(h);
+	}
+	ck_assert_msg(rc < 0, "a broken stream read without an error");
+	ck_assert_int_ne(why.err.status, AF_OK);
+	ck_assert_str_ne(why.err.msg, "");
+	free(plain);
+}
+END_TEST
+
 START_TEST(a_plain_file_that_shrinks_reads_short_not_wrong)
 {
 	unsigned char buf[20000];
@@ -630,6 +669,7 @@ static Suite *handle_suite(void)
 	tcase_add_test(tc, a_source_rewritten_with_its_size_under_an_open_file_gives_eio);
 	tcase_add_test(tc, a_source_replaced_by_rename_keeps_serving_the_old_bytes);
 	tcase_add_test(tc, an_npz_rewritten_under_an_open_member_gives_eio);
+	tcase_add_test(tc, a_corrupt_deflated_member_fails_with_a_reason_never_other_bytes);
 	tcase_add_test(tc, a_plain_file_that_shrinks_reads_short_not_wrong);
 	suite_add_tcase(s, tc);
 
