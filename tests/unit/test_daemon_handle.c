@@ -570,6 +570,40 @@ START_TEST(a_remembered_range_opens_without_a_parse)
 }
 END_TEST
 
+/* What a lookup that opened the source hands over (ops.c): an fd of the
+ * node's version is adopted as its range; another version's is refused
+ * and closed. */
+START_TEST(an_fd_of_the_nodes_version_is_adopted_as_its_range)
+{
+	size_t len, off;
+	unsigned char *npy = npy_of(30000, 4, &len, &off);
+	aftd_write(dir, "a.npy", npy, len);
+	struct afd_node *data = entry("a.npy", "data");
+	afd_nodes_range_set(data, off, 30000);
+	int fd = open(aftd_path(dir, "a.npy"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	struct afd_handle *h = NULL;
+	ck_assert_int_eq(afd_handle_adopt_range(&c, data, fd, &st, &h), 0);
+	ck_assert_uint_eq(afd_handle_version(h), data->version);
+	ck_assert_int_eq(afd_handle_attr(h)->st_size, 30000);
+	aftd_expect_reads(&c, h, npy + off, 30000);
+	afd_handle_close(h);
+
+	int before = aftd_fd_count();
+	aftd_rewrite_npy(dir, "a.npy", 30000);
+	fd = open(aftd_path(dir, "a.npy"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	h = NULL;
+	ck_assert_int_eq(afd_handle_adopt_range(&c, data, fd, &st, &h), -ENOENT);
+	ck_assert_ptr_null(h);
+	ck_assert_int_eq(aftd_fd_count(), before);
+	free(npy);
+}
+END_TEST
+
 START_TEST(release_closes_what_a_handle_held)
 {
 	aftd_write_npy(dir, "a.npy", 50000, 0);
@@ -679,6 +713,7 @@ static Suite *handle_suite(void)
 	tcase_add_test(tc, a_source_gone_before_the_open_is_not_opened);
 	tcase_add_test(tc, the_cache_is_kept_while_the_source_is_the_version_served);
 	tcase_add_test(tc, a_remembered_range_opens_without_a_parse);
+	tcase_add_test(tc, an_fd_of_the_nodes_version_is_adopted_as_its_range);
 	tcase_add_test(tc, release_closes_what_a_handle_held);
 	tcase_add_test(tc, a_held_handle_outlives_its_release);
 	tcase_add_test(tc, an_openless_read_gives_what_an_open_gives);
