@@ -544,13 +544,23 @@ START_TEST(the_cache_is_kept_while_the_source_is_the_version_served)
 }
 END_TEST
 
+/* a.npy of 30000 bytes (*npy, its data at *off), its `data` node with
+ * the range of its data remembered, as a lookup remembers it (ops.c). */
+static struct afd_node *ranged_data(unsigned char **npy, size_t *off)
+{
+	size_t len;
+	*npy = npy_of(30000, 4, &len, off);
+	aftd_write(dir, "a.npy", *npy, len);
+	struct afd_node *data = entry("a.npy", "data");
+	afd_nodes_range_set(data, *off, 30000);
+	return data;
+}
+
 START_TEST(a_remembered_range_opens_without_a_parse)
 {
-	size_t len, off;
-	unsigned char *npy = npy_of(30000, 4, &len, &off);
-	aftd_write(dir, "a.npy", npy, len);
-	struct afd_node *data = entry("a.npy", "data");
-	afd_nodes_range_set(data, off, 30000);
+	unsigned char *npy;
+	size_t off;
+	struct afd_node *data = ranged_data(&npy, &off);
 	afd_src_drop(&c, "a.npy");
 	ck_assert_uint_eq(c.srcs.count, 0);
 	struct afd_handle *h = aftd_open(&c, data);
@@ -575,11 +585,9 @@ END_TEST
  * and closed. */
 START_TEST(an_fd_of_the_nodes_version_is_adopted_as_its_range)
 {
-	size_t len, off;
-	unsigned char *npy = npy_of(30000, 4, &len, &off);
-	aftd_write(dir, "a.npy", npy, len);
-	struct afd_node *data = entry("a.npy", "data");
-	afd_nodes_range_set(data, off, 30000);
+	unsigned char *npy;
+	size_t off;
+	struct afd_node *data = ranged_data(&npy, &off);
 	int fd = open(aftd_path(dir, "a.npy"), O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	struct stat st;
