@@ -237,7 +237,11 @@ static int list_npz(const struct afd_src *sf, const char *prefix,
 static int order_names(struct scan *sc, struct namelist *l)
 {
 	struct afd_stack *s = sc->s;
-	qsort_r(l->items, l->n, sizeof(*l->items), by_natural_name, l->arena);
+	/* an empty folder lists nothing: items is NULL, which qsort_r must
+	 * not be given (declared nonnull; UBSan stops there) */
+	if (l->n > 1)
+		qsort_r(l->items, l->n, sizeof(*l->items), by_natural_name,
+			l->arena);
 	s->m = calloc(l->n ? l->n : 1, sizeof(*s->m));
 	s->names = malloc(l->len ? l->len : 1);
 	if (!s->m || !s->names)

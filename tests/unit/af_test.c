@@ -96,12 +96,12 @@ static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
 }
 
 /* The fields local and central headers share, from "version needed". */
-static unsigned char *put_common(unsigned char *p, uint32_t crc, size_t clen,
-				 size_t n, size_t name_len)
+static unsigned char *put_common(unsigned char *p, int method, uint32_t crc,
+				 size_t clen, size_t n, size_t name_len)
 {
 	p = put_le(p, 20, 2);  /* version needed */
 	p = put_le(p, 0, 2);   /* flags */
-	p = put_le(p, 8, 2);   /* deflated */
+	p = put_le(p, (uint64_t)method, 2);  /* method */
 	p = put_le(p, 0, 4);   /* time, date */
 	p = put_le(p, crc, 4);
 	p = put_le(p, clen, 4);
@@ -110,38 +110,83 @@ static unsigned char *put_common(unsigned char *p, uint32_t crc, size_t clen,
 	return put_le(p, 0, 2); /* extra */
 }
 
-unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
-				size_t n, int level, size_t *len)
+unsigned char *aft_zip(const struct aft_zip_member *m, size_t count,
+		       size_t *len)
 {
-	size_t clen, nl = strlen(name);
-	unsigned char *comp = aft_deflate_raw(plain, n, level, 8, &clen);
-	uint32_t crc = (uint32_t)crc32_z(crc32(0, NULL, 0), plain, n);
-	size_t local = 30 + nl + clen, central = 46 + nl;
+	unsigned char **comp = calloc(count ? count : 1, sizeof(*comp));
+	size_t *clen = calloc(count ? count : 1, sizeof(*clen));
+	ck_assert(comp && clen);
+	size_t local = 0, central = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (m[i].level >= 0) {
+			comp[i] = aft_deflate_raw(m[i].plain, m[i].n, m[i].level,
+						  8, &clen[i]);
+		} else {
+			comp[i] = malloc(m[i].n ? m[i].n : 1);
+			ck_assert_ptr_nonnull(comp[i]);
+			memcpy(comp[i], m[i].plain, m[i].n);
+			clen[i] = m[i].n;
+		}
+		local += 30 + strlen(m[i].name) + clen[i];
+		central += 46 + strlen(m[i].name);
+	}
 	unsigned char *z = malloc(local + central + 22);
 	ck_assert_ptr_nonnull(z);
-	unsigned char *p = put_le(z, 0x04034b50, 4);
-	p = put_common(p, crc, clen, n, nl);
-	memcpy(p, name, nl);
-	memcpy(p + nl, comp, clen);
-	p += nl + clen;
-	p = put_le(p, 0x02014b50, 4);
-	p = put_le(p, 20, 2);  /* version made by */
-	p = put_common(p, crc, clen, n, nl);
-	p = put_le(p, 0, 6);   /* comment length, disk, internal attrs */
-	p = put_le(p, 0, 4);   /* external attrs */
-	p = put_le(p, 0, 4);   /* local header offset */
-	memcpy(p, name, nl);
-	p += nl;
+	unsigned char *p = z;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t at = 0;  /* the member's local header */
+		for (size_t i = 0; i < count; i++) {
+			size_t nl = strlen(m[i].name);
+			int method = m[i].level >= 0 ? 8 : 0;
+			uint32_t crc = (uint32_t)crc32_z(crc32(0, NULL, 0),
+							 m[i].plain, m[i].n);
+			p = put_le(p, pass ? 0x02014b50 : 0x04034b50, 4);
+			if (pass)
+				p = put_le(p, 20, 2);  /* version made by */
+			p = put_common(p, method, crc, clen[i], m[i].n, nl);
+			if (pass) {
+				/* comment length, disk, internal and
+				 * external attrs, local header offset */
+				p = put_le(p, 0, 6);
+				p = put_le(p, 0, 4);
+				p = put_le(p, at, 4);
+			}
+			memcpy(p, m[i].name, nl);
+			p += nl;
+			if (!pass) {
+				memcpy(p, comp[i], clen[i]);
+				p += clen[i];
+			}
+			at += 30 + nl + clen[i];
+		}
+	}
 	p = put_le(p, 0x06054b50, 4);
 	p = put_le(p, 0, 4);   /* disks */
-	p = put_le(p, 1, 2);
-	p = put_le(p, 1, 2);
+	p = put_le(p, count, 2);
+	p = put_le(p, count, 2);
 	p = put_le(p, central, 4);
 	p = put_le(p, local, 4);
 	put_le(p, 0, 2);       /* comment */
+	for (size_t i = 0; i < count; i++)
+		free(comp[i]);
 	free(comp);
+	free(clen);
 	*len = local + central + 22;
 	return z;
+}
+
+unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
+				size_t n, int level, size_t *len)
+{
+	struct aft_zip_member m = { name, plain, n, level };
+	return aft_zip(&m, 1, len);
+}
+
+unsigned char *aft_zip_stored(const char *name, const unsigned char *plain,
+			      size_t n, size_t *len)
+{
+	struct aft_zip_member m = { name, plain, n, -1 };
+	return aft_zip(&m, 1, len);
 }
 
 uint64_t aft_rand(uint64_t *state)

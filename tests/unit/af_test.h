@@ -48,6 +48,22 @@ unsigned char *aft_deflate_raw(const unsigned char *in, size_t n, int level,
  */
 unsigned char *aft_zip_deflated(const char *name, const unsigned char *plain,
 				size_t n, int level, size_t *len);
+/** The same with the member stored (method 0), not deflated. */
+unsigned char *aft_zip_stored(const char *name, const unsigned char *plain,
+			      size_t n, size_t *len);
+/** One member of a zip archive aft_zip writes. */
+struct aft_zip_member {
+	const char *name;
+	const unsigned char *plain;  /* its @p n uncompressed bytes */
+	size_t n;
+	int level;                   /* deflated at this zlib level; -1: stored */
+};
+/**
+ * A zip archive (a new buffer of *@p len bytes, the caller frees) of the
+ * @p count members at @p m, in that order.
+ */
+unsigned char *aft_zip(const struct aft_zip_member *m, size_t count,
+		       size_t *len);
 /**
  * Open the file at @p path read-only as a whole-file fd source in *@p src
  * (ck_abort if it cannot be opened). Returns the fd; the caller closes it.

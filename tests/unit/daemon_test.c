@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon_test.h"
+#include "handle.h"
 
 static uint64_t test_now(void *arg)
 {
@@ -69,8 +70,7 @@ void aftd_write(const char *dir, const char *name, const void *buf, size_t len)
 	close(fd);
 }
 
-size_t aftd_write_npy(const char *dir, const char *name, size_t n,
-		      unsigned seed)
+unsigned char *aftd_npy_bytes(size_t n, unsigned seed, size_t *len)
 {
 	char dict[128];
 	int dl = snprintf(dict, sizeof(dict), "{'descr': '|u1', "
@@ -88,6 +88,15 @@ size_t aftd_write_npy(const char *dir, const char *name, size_t n,
 	buf[head - 1] = '\n';
 	for (size_t i = 0; i < n; i++)
 		buf[head + i] = (unsigned char)(seed + i);
+	*len = total;
+	return buf;
+}
+
+size_t aftd_write_npy(const char *dir, const char *name, size_t n,
+		      unsigned seed)
+{
+	size_t total;
+	unsigned char *buf = aftd_npy_bytes(n, seed, &total);
 	aftd_write(dir, name, buf, total);
 	free(buf);
 	return total;
@@ -159,10 +168,12 @@ struct afd_node *aftd_lookup(struct afd_ctx *c, struct afd_node *parent,
 	if (attr)
 		afd_attr(c, &id, &r, attr);
 	int created;
-	struct afd_node *n = afd_nodes_get(&c->nodes, id.kind, id.entry, id.path,
-					   id.member, afd_version_of(&id, &r),
-					   afd_nodes_id(&c->nodes, parent), name,
-					   &r.st, &created);
+	/* with its chunk index: B.zarr/ chunks differ by it alone */
+	struct afd_node *n = afd_nodes_get_sub(&c->nodes, id.kind, id.entry,
+					       id.path, id.member,
+					       afd_version_of(&id, &r), id.sub,
+					       afd_nodes_id(&c->nodes, parent),
+					       name, &r.st, &created);
 	afd_res_release(&r);
 	afd_id_free(&id);
 	ck_assert_ptr_nonnull(n);
@@ -200,4 +211,101 @@ int aftd_fd_count(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n - 1;  /* the listing's own */
+}
+
+struct afd_handle *aftd_open(struct afd_ctx *c, struct afd_node *n)
+{
+	struct afd_handle *h = NULL;
+	bool keep_cache;
+	int rc = afd_handle_open(c, n, O_RDONLY, &h, &keep_cache, NULL);
+	ck_assert_msg(rc == 0, "open of %s (%s): %s", n->name, n->path,
+		      strerror(-rc));
+	return h;
+}
+
+int aftd_read(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+	      size_t size, unsigned char **out, size_t *len)
+{
+	struct afd_rbuf rb;
+	*out = NULL;
+	*len = 0;
+	int rc = afd_handle_read(c, h, size, (off_t)off, false, &rb, NULL);
+	if (rc == 0) {
+		/* what libfuse does with the reply: pieces, spliced or not,
+		 * copied out in order */
+		size_t total = fuse_buf_size(rb.bv);
+		*out = malloc(total ? total : 1);
+		ck_assert_ptr_nonnull(*out);
+		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(total);
+		dst.buf[0].mem = *out;
+		ssize_t got = fuse_buf_copy(&dst, rb.bv, 0);
+		ck_assert_int_eq(got, (ssize_t)total);
+		*len = total;
+	}
+	afd_rbuf_free(&rb);
+	return rc;
+}
+
+unsigned char *aftd_read_ok(struct afd_ctx *c, struct afd_handle *h,
+			    uint64_t off, size_t size, size_t *len)
+{
+	unsigned char *out;
+	int rc = aftd_read(c, h, off, size, &out, len);
+	ck_assert_msg(rc == 0, "read of %zu bytes at %llu: %s", size,
+		      (unsigned long long)off, strerror(-rc));
+	return out;
+}
+
+void aftd_expect_read(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+		      size_t size, const unsigned char *want, size_t total)
+{
+	size_t len;
+	unsigned char *got = aftd_read_ok(c, h, off, size, &len);
+	size_t expect = off >= total ? 0 :
+			size < total - off ? size : (size_t)(total - off);
+	ck_assert_msg(len == expect, "read of %zu at %llu: %zu bytes, not %zu",
+		      size, (unsigned long long)off, len, expect);
+	size_t i = 0;
+	while (i < len && got[i] == want[off + i])
+		i++;
+	ck_assert_msg(i == len, "read of %zu at %llu: byte %llu is %u, not %u",
+		      size, (unsigned long long)off,
+		      (unsigned long long)(off + i), i < len ? got[i] : 0,
+		      i < len ? want[off + i] : 0);
+	free(got);
+}
+
+void aftd_expect_reads(struct afd_ctx *c, struct afd_handle *h,
+		       const unsigned char *want, size_t total)
+{
+	aftd_expect_read(c, h, 0, 100, want, total);
+	aftd_expect_read(c, h, 0, total, want, total);
+	aftd_expect_read(c, h, total / 2, 50, want, total);
+	aftd_expect_read(c, h, 1, total > 20000 ? 20000 : total, want, total);
+	aftd_expect_read(c, h, total > 10 ? total - 10 : 0, 4096, want, total);
+	aftd_expect_read(c, h, total > 9000 ? total - 9000 : 0, 65536, want,
+			 total);
+	aftd_expect_read(c, h, total, 4096, want, total);
+	aftd_expect_read(c, h, total + 12345, 10, want, total);
+}
+
+void aftd_expect_eio(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+		     size_t size)
+{
+	unsigned char *got;
+	size_t len;
+	int rc = aftd_read(c, h, off, size, &got, &len);
+	ck_assert_msg(rc == -EIO, "read of %zu at %llu: %d, not EIO", size,
+		      (unsigned long long)off, rc);
+	ck_assert_ptr_null(got);
+}
+
+void aftd_rewrite_npy(const char *dir, const char *name, size_t n)
+{
+	struct stat before = aftd_lstat(dir, name);
+	aftd_write_npy(dir, name, n, 200);
+	struct timespec t[2] = { before.st_atim, before.st_mtim };
+	t[1].tv_sec -= 100;
+	ck_assert_int_eq(utimensat(AT_FDCWD, aftd_path(dir, name), t, 0), 0);
+	ck_assert_uint_eq(aftd_lstat(dir, name).st_ino, before.st_ino);
 }

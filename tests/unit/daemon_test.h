@@ -40,9 +40,11 @@ const char *aftd_path(const char *dir, const char *name);
 /** Write @p len bytes at @p buf as file @p dir/@p name (replaced in place). */
 void aftd_write(const char *dir, const char *name, const void *buf, size_t len);
 /**
- * Write @p dir/@p name as a .npy v1.0 of @p n uint8 elements, element i
- * being (@p seed + i) & 0xff. Returns the file's size.
+ * A .npy v1.0 of @p n uint8 elements, element i being (@p seed + i) &
+ * 0xff, as a new buffer of *@p len bytes (the caller frees).
  */
+unsigned char *aftd_npy_bytes(size_t n, unsigned seed, size_t *len);
+/** Write @p dir/@p name as aftd_npy_bytes(@p n, @p seed). Returns its size. */
 size_t aftd_write_npy(const char *dir, const char *name, size_t n,
 		      unsigned seed);
 /**
@@ -72,6 +74,43 @@ struct afd_node *aftd_must(struct afd_ctx *c, struct afd_node *parent,
  * reaches 0 is unwatched, unbound and freed. Returns whether it was.
  */
 int aftd_forget(struct afd_ctx *c, struct afd_node *node, uint64_t n);
+
+struct afd_handle;
+/** Open node @p n read-only as the open handler does (ck_assert: it opens). */
+struct afd_handle *aftd_open(struct afd_ctx *c, struct afd_node *n);
+/**
+ * Read @p size bytes at @p off of @p h as the read handler does (not just
+ * opened: the checks before and after a read both run), and copy the
+ * reply's pieces out as libfuse would: *@p out a new buffer of *@p len
+ * bytes (the caller frees; NULL on failure). Returns 0 or the -errno.
+ */
+int aftd_read(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+	      size_t size, unsigned char **out, size_t *len);
+/** Like aftd_read, for a read that must succeed (ck_assert). */
+unsigned char *aftd_read_ok(struct afd_ctx *c, struct afd_handle *h,
+			    uint64_t off, size_t size, size_t *len);
+
+/**
+ * Read [@p off, @p off + @p size) of @p h and require the bytes @p want
+ * holds from @p off on, clipped at its @p total bytes (the file's end).
+ */
+void aftd_expect_read(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+		      size_t size, const unsigned char *want, size_t total);
+/**
+ * aftd_expect_read at the start, in the middle, across the end and past
+ * it, each small (copied) and big (spliced) where the file is big enough.
+ */
+void aftd_expect_reads(struct afd_ctx *c, struct afd_handle *h,
+		       const unsigned char *want, size_t total);
+/** Require that reading [@p off, @p off + @p size) of @p h gives -EIO. */
+void aftd_expect_eio(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
+		     size_t size);
+/**
+ * Rewrite @p dir/@p name in place (the same inode) as aftd_write_npy of
+ * @p n bytes of another seed, its mtime set back 100 s so that the change
+ * shows whatever the grain of the file system's clock.
+ */
+void aftd_rewrite_npy(const char *dir, const char *name, size_t n);
 
 /** Number of open file descriptors of this process. */
 int aftd_fd_count(void);
