@@ -672,12 +672,12 @@ START_TEST(an_openless_read_gives_what_an_open_gives)
 	aftd_write(dir, "a.npy", npy, len);
 	struct afd_node *data = entry("a.npy", "data");
 	struct afd_handle *h = NULL;
-	ck_assert_int_eq(afd_bound_get(&c, data, &h, NULL, NULL), 0);
+	ck_assert_int_eq(afd_openless_get(&c, data, &h, NULL, NULL), 0);
 	aftd_expect_reads(&c, h, npy + off, 40000);
 	afd_handle_close(h);
 	/* rewritten: the bound handle it kept gives EIO, never new bytes */
 	aftd_rewrite_npy(dir, "a.npy", 40000);
-	ck_assert_int_eq(afd_bound_get(&c, data, &h, NULL, NULL), 0);
+	ck_assert_int_eq(afd_openless_get(&c, data, &h, NULL, NULL), 0);
 	aftd_expect_eio(&c, h, 0, 100);
 	afd_handle_close(h);
 	free(npy);
