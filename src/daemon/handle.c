@@ -296,8 +296,7 @@ static int open_view(struct afd_ctx *c, struct afd_node *n,
 		     struct afd_failure *why)
 {
 	int rc;
-	static const af_view_kind vk[AE_COUNT] = {
-		[AE_DATA] = AF_VIEW_DATA, [AE_NPY] = AF_VIEW_NPY, [AE_RA] = AF_VIEW_RA };
+	af_view_kind vk = afd_entry_view(n->entry);
 	af_error err;
 	af_error_clear(&err);
 	if (n->kind == NK_ZARRFILE) {
@@ -313,10 +312,10 @@ static int open_view(struct afd_ctx *c, struct afd_node *n,
 	}
 	const af_zip_entry *me = n->member && r->sf ?
 		af_zip_entry_at(r->sf->zip, (size_t)r->midx) : NULL;
-	af_cost cost = af_view_cost(&r->ai->a, me, vk[n->entry]);
+	af_cost cost = af_view_cost(&r->ai->a, me, vk);
 	h->cost = cost.held < SIZE_MAX ? (size_t)cost.held : SIZE_MAX;
 	if (h->fd >= 0 && !n->member &&
-	    afd_lz4share_wanted(&r->ai->a, vk[n->entry])) {
+	    afd_lz4share_wanted(&r->ai->a, vk)) {
 		/* one index for every handle of this version */
 		rc = afd_lz4share_get(c, r->sf, &r->ai->a, h->fd, &h->lz4, &err);
 		if (rc < 0 && err.status != AF_OK)
@@ -325,7 +324,7 @@ static int open_view(struct afd_ctx *c, struct afd_node *n,
 			return rc;
 	}
 	af_status st = af_view_open_shared(&h->view, &r->ai->a, h->src,
-					   vk[n->entry],
+					   vk,
 					   h->lz4 ? h->lz4->ix : NULL, &err);
 	if (st != AF_OK) {
 		h->view = NULL;

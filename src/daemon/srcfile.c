@@ -150,12 +150,14 @@ static struct afd_src *find_locked(struct afd_srcs *s, const char *path)
 	return NULL;
 }
 
+af_view_kind afd_entry_view(enum afd_entry e)
+{
+	return e == AE_NPY ? AF_VIEW_NPY : e == AE_RA ? AF_VIEW_RA : AF_VIEW_DATA;
+}
+
 void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 			 const af_source *src)
 {
-	static const af_view_kind vk[] = { [AE_DATA] = AF_VIEW_DATA,
-					   [AE_NPY] = AF_VIEW_NPY,
-					   [AE_RA] = AF_VIEW_RA };
 	static const enum afd_entry ve[] = { AE_DATA, AE_NPY, AE_RA };
 	/* the codec refuses the views an array cannot have (object arrays:
 	 * B.npy only) */
@@ -163,7 +165,7 @@ void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 		af_view *v = NULL;
 		af_error err;
 		af_error_clear(&err);
-		if (af_view_open(&v, &ai->a, src, vk[ve[i]], &err) == AF_OK) {
+		if (af_view_open(&v, &ai->a, src, afd_entry_view(ve[i]), &err) == AF_OK) {
 			ai->has[ve[i]] = true;
 			ai->size[ve[i]] = af_view_size(v);
 			af_extent e;

@@ -69,6 +69,10 @@ struct afd_arrinfo {
 void afd_arrinfo_fill(struct afd_ctx *c, struct afd_arrinfo *ai,
 		      const af_source *src);
 
+/** The codec view that array-directory entry @p e is: AF_VIEW_DATA,
+ * AF_VIEW_NPY or AF_VIEW_RA for `data`, B.npy and B.ra; only those. */
+af_view_kind afd_entry_view(enum afd_entry e);
+
 /** Whether array directory @p ai has entry @p e (< AE_COUNT); for
  * B.zarr/ this decides it (afd_zarr_exists). */
 bool afd_arrinfo_has(const struct afd_arrinfo *ai, enum afd_entry e);
