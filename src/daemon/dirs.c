@@ -90,7 +90,7 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		return 0;
 	}
 	if (n->kind == NK_ZGROUP) {
-		rc = afd_zfolder_get(c, n->path, n->member, &d->zf);
+		rc = afd_zfolder_get(c, n->path, n->member, false, &d->zf);
 		if (rc < 0)
 			goto fail;
 		*out = d;

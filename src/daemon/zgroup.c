@@ -192,10 +192,19 @@ static int list_folder(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap)
 		return rc;
 	}
 	int rc = 0;
+	size_t narrays = 0;
 	struct dirent *de;
 	while (rc == 0 && (errno = 0, de = readdir(dp))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
+		/* a walk's model holds its headers: never more than a
+		 * `.zmetadata` could hold */
+		if (f->arrays && af_array_name_kind(de->d_name, false) !=
+				 AF_NAME_NONE &&
+		    ++narrays > AF_ZARR_CONSOLIDATED_MAX_ARRAYS) {
+			rc = -E2BIG;
+			break;
+		}
 		rc = list_one(c, f, cap, de->d_name, de->d_type);
 	}
 	if (rc == 0 && errno)
@@ -268,13 +277,24 @@ static void log_left(struct afd_ctx *c, const struct afd_zfolder *f)
 	}
 }
 
+/* A model for lookups and listings only: the headers go. */
+static void drop_arrays(struct afd_zfolder *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		f->e[i].array = NULL;
+		afd_src_put(f->srcs[i]);
+		f->srcs[i] = NULL;
+	}
+}
+
 static int build(struct afd_ctx *c, const char *path, const char *prefix,
-		 struct afd_zfolder **out)
+		 bool arrays, struct afd_zfolder **out)
 {
 	struct afd_zfolder *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->refs = 1;
+	f->arrays = arrays;
 	f->key = afd_hash_str(afd_hash_str(AFD_FNV_SEED, path), prefix);
 	f->loc.path = strdup(path);
 	f->loc.prefix = prefix ? strdup(prefix) : NULL;
@@ -291,12 +311,14 @@ static int build(struct afd_ctx *c, const char *path, const char *prefix,
 		return rc;
 	}
 	log_left(c, f);
+	if (!arrays)
+		drop_arrays(f);
 	*out = f;
 	return 0;
 }
 
 int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
-		    struct afd_zfolder **out)
+		    bool arrays, struct afd_zfolder **out)
 {
 	struct afd_zgroups *z = &c->zgroups;
 	uint64_t now = afd_now_ms(c);
@@ -305,7 +327,7 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 	for (unsigned i = 0; i < AFD_ZG_CACHED; i++) {
 		struct afd_zfolder *f = z->slot[i];
 		if (f && f->gen == gen && now - f->made_ms < AFD_STACK_UNWATCHED_MS &&
-		    same_loc(&f->loc, path, prefix)) {
+		    (f->arrays || !arrays) && same_loc(&f->loc, path, prefix)) {
 			__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 			z->used[i] = ++z->tick;
 			pthread_mutex_unlock(&z->lock);
@@ -315,7 +337,7 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 	}
 	pthread_mutex_unlock(&z->lock);
 	struct afd_zfolder *f;
-	int rc = build(c, path, prefix, &f);
+	int rc = build(c, path, prefix, arrays, &f);
 	if (rc < 0)
 		return rc;
 	f->gen = gen;
@@ -354,10 +376,15 @@ static af_status walk_list(void *ctx, void *folder,
 		return af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
 				    "groups nested too deep");
 	struct afd_zfolder *f = NULL;
-	int rc = afd_zfolder_get(w->c, l->path, l->prefix, &f);
+	int rc = afd_zfolder_get(w->c, l->path, l->prefix, true, &f);
 	if (rc == -ENOMEM)
 		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "out of memory for a group");
+	if (rc == -E2BIG)
+		return af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
+				    "too many arrays for .zmetadata: more than %u "
+				    "in %s", AF_ZARR_CONSOLIDATED_MAX_ARRAYS,
+				    l->path);
 	/* a folder gone, or an npz that is no archive: an empty group */
 	w->held[w->nheld++] = f;
 	*entries = f ? f->e : NULL;

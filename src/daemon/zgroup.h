@@ -56,6 +56,10 @@ struct afd_zfolder {
 	struct afd_src **srcs;       /* folder: each array entry's parse or NULL */
 	struct afd_zloc *sub;        /* per entry: where a sub-group lies */
 	af_zarr_group g;
+	/* entries keep their headers (e[i].array, srcs): a walk's model for
+	 * `.zmetadata`; else they are dropped once the model is built, and
+	 * a model costs about 120 bytes a child whatever its headers are */
+	bool arrays;
 	uint64_t key;                /* this version's digest */
 	uint64_t gen, made_ms;       /* when it was built */
 };
@@ -74,11 +78,14 @@ void afd_zgroup_changed(struct afd_ctx *c);
 
 /**
  * The current model of the folder at @p path / @p prefix (prefix NULL: a
- * mirrored folder). Entries left out are logged once. Returns 0 (*out
- * referenced: afd_zfolder_put), -ENOENT (no such folder), -ENOMEM, -errno.
+ * mirrored folder); with @p arrays, one that keeps its headers (a folder
+ * of more than AF_ZARR_CONSOLIDATED_MAX_ARRAYS array files then gives
+ * -E2BIG: no `.zmetadata` can hold it). Entries left out are logged once.
+ * Returns 0 (*out referenced: afd_zfolder_put), -ENOENT (no such
+ * folder), -E2BIG, -ENOMEM, -errno.
  */
 int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
-		    struct afd_zfolder **out);
+		    bool arrays, struct afd_zfolder **out);
 void afd_zfolder_put(struct afd_zfolder *f);
 
 /**

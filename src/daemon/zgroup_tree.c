@@ -198,7 +198,7 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 		return afd_zg_resolve(c, child, NULL, r);
 	}
 	struct afd_zfolder *f;
-	int rc = afd_zfolder_get(c, parent->path, parent->member, &f);
+	int rc = afd_zfolder_get(c, parent->path, parent->member, false, &f);
 	if (rc < 0)
 		return rc;
 	const af_zarr_group_child *ch = af_zarr_group_find(&f->g, name,
