@@ -119,7 +119,6 @@ static int add_entry(struct afd_zfolder *f, size_t *cap, const char *name,
 		f->sub[i].prefix = sub_prefix ? strdup(sub_prefix) : NULL;
 		if (!f->sub[i].path || (sub_prefix && !f->sub[i].prefix))
 			return -ENOMEM;
-		f->e[i].folder = &f->sub[i];
 	}
 	f->key = afd_hash_str(f->key, name);
 	f->key = afd_hash_bytes(f->key, &kind, sizeof(kind));
@@ -301,6 +300,10 @@ static int build(struct afd_ctx *c, const char *path, const char *prefix,
 	size_t cap = 0;
 	int rc = !f->loc.path || (prefix && !f->loc.prefix) ? -ENOMEM :
 		 prefix ? list_npz(c, f, &cap) : list_folder(c, f, &cap);
+	/* where each sub-group lies, now that f->sub moves no more */
+	for (size_t i = 0; rc == 0 && i < f->n; i++)
+		if (f->sub[i].path)
+			f->e[i].folder = &f->sub[i];
 	af_error err;
 	af_error_clear(&err);
 	if (rc == 0 && af_zarr_group_build(&f->g, f->e, f->n, c->opts.zarr_chunk,
@@ -326,8 +329,9 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 	uint64_t gen = z->gen;
 	for (unsigned i = 0; i < AFD_ZG_CACHED; i++) {
 		struct afd_zfolder *f = z->slot[i];
-		if (f && f->gen == gen && now - f->made_ms < AFD_STACK_UNWATCHED_MS &&
-		    (f->arrays || !arrays) && same_loc(&f->loc, path, prefix)) {
+		if (f && !arrays && f->gen == gen &&
+		    now - f->made_ms < AFD_STACK_UNWATCHED_MS &&
+		    same_loc(&f->loc, path, prefix)) {
 			__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 			z->used[i] = ++z->tick;
 			pthread_mutex_unlock(&z->lock);
@@ -342,6 +346,12 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 		return rc;
 	f->gen = gen;
 	f->made_ms = now;
+	/* a walk's model (its headers: up to 10,000 parses) goes with the
+	 * walk; only the small ones for lookups are kept */
+	if (arrays) {
+		*out = f;
+		return 0;
+	}
 	/* the cache's reference: in the least recently used slot */
 	__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&z->lock);

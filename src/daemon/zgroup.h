@@ -11,8 +11,10 @@
  *    the parses they came from (referenced), and its key, a digest of
  *    every entry's name, kind and source version. Frozen once published;
  *    refs atomic.
- *  - Bounded: AFD_ZG_CACHED models are kept (LRU); a walk of a sub-tree
- *    holds one model per level, never the whole tree.
+ *  - Bounded: AFD_ZG_CACHED models for lookups and listings are kept
+ *    (LRU), without headers; a walk of a sub-tree builds its own models,
+ *    headers kept, one per level, freed as it leaves each folder: never
+ *    the whole tree, and nothing of it kept after the walk.
  *  - Fresh: a model is used only while no inotify event came for the mount
  *    since it was built (afd_zgroup_changed bumps one generation) and for
  *    at most AFD_STACK_UNWATCHED_MS; group nodes are never cached by the

@@ -206,6 +206,28 @@ START_TEST(an_npz_folder_is_a_group)
 }
 END_TEST
 
+/* More entries than a model's first allocation, sub-folders among them
+ * (their places moved as the entries grew: ASan would see a stale one). */
+START_TEST(zmetadata_walks_a_folder_of_many_entries_and_sub_folders)
+{
+	char name[32];
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "s%02d", i);
+		char *sub = strdup(aftd_path(dir, name));
+		ck_assert_ptr_nonnull(sub);
+		ck_assert_int_eq(mkdir(sub, 0755), 0);
+		aftd_write_npy(sub, "a.npy", 2, 0);
+		free(sub);
+		snprintf(name, sizeof(name), "x%02d.npy", i);
+		aftd_write_npy(dir, name, 2, 0);
+	}
+	char *t = aftd_text_of(&c, zmeta());
+	ck_assert_ptr_nonnull(strstr(t, "\"s39/a/.zarray\""));
+	ck_assert_ptr_nonnull(strstr(t, "\"x39/.zarray\""));
+	free(t);
+}
+END_TEST
+
 static Suite *zgroup_suite(void)
 {
 	Suite *s = suite_create("daemon_zgroup");
@@ -224,6 +246,7 @@ static Suite *zgroup_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, zmetadata_is_a_new_node_when_the_tree_changes);
 	tcase_add_test(tc, an_untold_change_shows_after_the_models_lifetime);
+	tcase_add_test(tc, zmetadata_walks_a_folder_of_many_entries_and_sub_folders);
 	suite_add_tcase(s, tc);
 	return s;
 }
