@@ -243,9 +243,10 @@ static void invalidate(struct afd_ctx *c, const char *path, bool drop)
 		if (stack)
 			invalidate(c, stack, false);
 		free(stack);
-		/* and its `.zarr` groups: new models at next lookup */
-		afd_zgroup_changed(c);
 	}
+	/* a change, or events lost (NULL): new `.zarr` models at next lookup */
+	if (drop || !path)
+		afd_zgroup_changed(c);
 	struct afd_inval *v = NULL;
 	long cnt = afd_nodes_collect(&c->nodes, path, &v);
 	for (long i = 0; i < cnt; i++) {

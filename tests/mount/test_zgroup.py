@@ -219,6 +219,44 @@ class GroupCorpus(MountCase):
             self.assertIn(cm.exception.errno, (errno.EROFS, errno.EACCES))
 
 
+class GroupOnDaskCluster(MountCase):
+    """dask.array.from_zarr(group, component=...) on a dask.distributed
+    cluster of 2 worker processes on 127.0.0.1: sums equal numpy's, with
+    chunks small enough (-o zarr_chunk) that each array is many tasks."""
+    mount_args = ("-o", "zarr_chunk=4096")
+    ARRAYS = {"ramp": np.arange(20000, dtype="<i4") % 977,
+              "grid": (np.arange(30000, dtype=">i8") % 1013).reshape(150, 200)}
+
+    @classmethod
+    def make_source(cls):
+        src = TempDir()
+        with open(src.join("stored.npz"), "wb") as f:
+            f.write(npz_bytes({k + ".npy": a for k, a in cls.ARRAYS.items()}, False))
+        with open(src.join("deflated.npz"), "wb") as f:
+            f.write(npz_bytes({k + ".npy": a for k, a in cls.ARRAYS.items()}, True))
+        with open(src.join("ramp.npy"), "wb") as f:
+            f.write(npy_bytes(cls.ARRAYS["ramp"]))
+        return src
+
+    def test_sums_on_two_worker_processes_equal_numpys(self):
+        from dask.distributed import Client, LocalCluster
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None,
+                               memory_limit="1GiB")
+        self.addCleanup(cluster.close)
+        client = Client(cluster)
+        self.addCleanup(client.close)
+        self.assertEqual(len(client.scheduler_info()["workers"]), 2)
+        group = self.mp(".zarr")
+        for component in ("stored/ramp", "stored/grid", "deflated/ramp",
+                          "deflated/grid", "ramp"):
+            want = self.ARRAYS[component.rsplit("/", 1)[-1]]
+            x = dask.array.from_zarr(group, component=component)
+            self.assertGreater(x.npartitions, 3, component)
+            got = client.compute(x.sum(dtype=np.int64), sync=True)
+            self.assertEqual(int(got), int(want.sum(dtype=np.int64)), component)
+
+
 class GroupFreshness(FreshMountCase):
     def populate(self):
         with open(self.src.join("a.npy"), "wb") as f:
