@@ -239,14 +239,7 @@ class GroupOnDaskCluster(MountCase):
         return src
 
     def test_sums_on_two_worker_processes_equal_numpys(self):
-        from dask.distributed import Client, LocalCluster
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None,
-                               memory_limit="1GiB")
-        self.addCleanup(cluster.close)
-        client = Client(cluster)
-        self.addCleanup(client.close)
-        self.assertEqual(len(client.scheduler_info()["workers"]), 2)
+        client = mountlib.dask_cluster(self, "1GiB")
         group = self.mp(".zarr")
         for component in ("stored/ramp", "stored/grid", "deflated/ramp",
                           "deflated/grid", "ramp"):
