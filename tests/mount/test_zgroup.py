@@ -78,6 +78,9 @@ def populate(src):
     with open(src.join("hostile.npy"), "wb") as f:
         f.write(b"\x93NUMPY\x01\x00\x10\x00{garbage      }\n")
     os.symlink("temperature.npy", src.join("link.npy"))
+    # a name that is no UTF-8: JSON could not name its key
+    with open(os.path.join(os.fsencode(src.path), b"latin\xe9.npy"), "wb") as f:
+        f.write(npy_bytes(np.zeros(2)))
 
 
 def expected_arrays(src):
@@ -198,8 +201,9 @@ class GroupCorpus(MountCase):
                              want.sum(), key)
 
     def test_left_out_and_logged(self):
-        """Hostile headers and hidden names are left out with one log line;
-        plain files, symlinks and object arrays are left out silently."""
+        """Hostile headers, hidden names and names that are no key are left
+        out with one log line; plain files, symlinks and object arrays are
+        left out silently."""
         g = zarr.open_group(self.path(".zarr"), mode="r")
         for key in ("hostile", "objects", "notes", "notes.txt", "link",
                     "__private", ".dot"):
@@ -209,6 +213,8 @@ class GroupCorpus(MountCase):
         log = self.m.log()
         self.assertEqual(log.count("hostile.npy: not in its folder's .zarr group"), 1, log)
         self.assertEqual(log.count("__private.npy: not in its folder's .zarr group"), 1, log)
+        self.assertEqual(log.count(": not in its folder's .zarr group: Zarr cannot take "
+                                   "its name as a key"), 1, log)
         self.assertNotIn("objects.npy: not in", log)
         self.assertNotIn("notes.txt: not in", log)
 
