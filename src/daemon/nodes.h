@@ -56,7 +56,9 @@ enum afd_nkind {
 	 * depth below the `.zarr` it was reached from (0: `.zarr` itself), so
 	 * that one folder seen as `.zarr` and as a sub-group are two folders */
 	NK_ZGROUP = 10,
-	NK_ZGFILE = 11,  /* .zgroup, .zattrs, zarr.json, .zmetadata of a group */
+	/* .zgroup, .zattrs, zarr.json, .zmetadata of a group; .zmetadata's
+	 * version is its document's digest and its sub the document's length */
+	NK_ZGFILE = 11,
 	/* a child array `.zarr/KEY/`: path and member are the array's, sub
 	 * (depth << 1 | 1 when KEY is its full name, 0 when without .npy/.ra) */
 	NK_ZGARRAY = 12,

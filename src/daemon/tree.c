@@ -267,7 +267,8 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 		break;
 	case NK_ZGFILE:
 		out->st_mode = S_IFREG | (rbits & 0444);
-		out->st_size = (off_t)r->zsize;
+		out->st_size = (off_t)(id->entry == AE_ZG_ZMETA ? id->sub :
+				       r->zsize);
 		break;
 	case NK_ZGAFILE:
 		out->st_mode = S_IFREG | (rbits & 0444);

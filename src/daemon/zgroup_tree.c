@@ -195,7 +195,12 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 		child->member = parent->member ? strdup(parent->member) : NULL;
 		if (!child->path || (parent->member && !child->member))
 			return -ENOMEM;
-		return afd_zg_resolve(c, child, NULL, r);
+		int rc = afd_zg_resolve(c, child, NULL, r);
+		/* `.zmetadata` is one document: its version the digest, its
+		 * sub the length, so the node keeps its own size (nodes.h) */
+		if (rc == 0 && child->entry == AE_ZG_ZMETA)
+			child->sub = r->zsize;
+		return rc;
 	}
 	struct afd_zfolder *f;
 	int rc = afd_zfolder_get(c, parent->path, parent->member, false, &f);

@@ -161,6 +161,16 @@ START_TEST(zmetadata_is_a_new_node_when_the_tree_changes)
 	ck_assert_uint_ne(m2->version, m1->version);
 	char *t = aftd_text_of(&c, m2);
 	ck_assert_ptr_nonnull(strstr(t, "\"b/.zarray\""));
+	/* the old node keeps its own size, not the new document's */
+	struct afd_id id = afd_id_of(m1);
+	struct afd_res r;
+	struct stat st;
+	ck_assert_int_eq(afd_resolve(&c, &id, NULL, &r), 0);
+	afd_attr(&c, &id, &r, &st);
+	afd_res_release(&r);
+	ck_assert_uint_eq((uint64_t)st.st_size, m1->sub);
+	ck_assert_uint_lt(m1->sub, m2->sub);
+	ck_assert_uint_eq(strlen(t), m2->sub);
 	free(t);
 	/* the old node's document is gone: its open says so, no mix */
 	struct afd_handle *h;
