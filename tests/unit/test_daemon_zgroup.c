@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "daemon_test.h"
+#include "export.h"
 #include "fail.h"
 #include "handle.h"
 #include "zgroup.h"
@@ -238,6 +239,41 @@ START_TEST(zmetadata_walks_a_folder_of_many_entries_and_sub_folders)
 }
 END_TEST
 
+/* NFS handles: a forgotten `.zarr/` node comes back by its id, or is
+ * ESTALE once what it served changed; never other bytes. */
+START_TEST(forgotten_group_nodes_come_back_or_are_stale)
+{
+	aftd_write_npy(dir, "a.npy", 10, 7);
+	struct afd_node *g = group();
+	struct afd_node *a = aftd_must(&c, g, "a");
+	struct afd_node *ch = aftd_must(&c, a, "0");
+	struct afd_node *m = zmeta();
+	uint64_t ch_id = ch->nodeid, a_id = a->nodeid, m_id = m->nodeid;
+	uint64_t m_len = m->sub;
+	ck_assert_int_eq(aftd_forget(&c, ch, 1), 1);
+	ck_assert_int_eq(aftd_forget(&c, a, 1), 1);
+	ck_assert_int_eq(aftd_forget(&c, m, 1), 1);
+	struct afd_node *n;
+	struct stat st;
+	ck_assert_int_eq(afd_export_lookup(&c, ch_id, false, &n, &st), 0);
+	ck_assert_int_eq(n->kind, NK_ZGAFILE);
+	ck_assert_int_eq(st.st_size, 10);
+	char *t = aftd_text_of(&c, n);
+	ck_assert_uint_eq((unsigned char)t[0], 7);
+	free(t);
+	struct afd_node *up;
+	ck_assert_int_eq(afd_export_lookup(&c, ch_id, true, &up, &st), 0);
+	ck_assert_uint_eq(up->nodeid, a_id);
+	ck_assert_int_eq(afd_export_lookup(&c, m_id, false, &n, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, m_len);
+	ck_assert_int_eq(aftd_forget(&c, n, 1), 1);
+	/* the tree changes: the old document's id is stale */
+	aftd_write_npy(dir, "b.npy", 10, 0);
+	afd_zgroup_changed(&c);
+	ck_assert_int_eq(afd_export_lookup(&c, m_id, false, &n, &st), -ESTALE);
+}
+END_TEST
+
 static Suite *zgroup_suite(void)
 {
 	Suite *s = suite_create("daemon_zgroup");
@@ -257,6 +293,7 @@ static Suite *zgroup_suite(void)
 	tcase_add_test(tc, zmetadata_is_a_new_node_when_the_tree_changes);
 	tcase_add_test(tc, an_untold_change_shows_after_the_models_lifetime);
 	tcase_add_test(tc, zmetadata_walks_a_folder_of_many_entries_and_sub_folders);
+	tcase_add_test(tc, forgotten_group_nodes_come_back_or_are_stale);
 	suite_add_tcase(s, tc);
 	return s;
 }
