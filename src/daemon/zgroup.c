@@ -153,7 +153,15 @@ static int list_one(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap,
 			rc = add_entry(f, cap, name, AF_ZG_FOLDER, NULL, NULL,
 				       child, NULL);
 	} else if (dt == DT_REG && nk == AF_NAME_NPZ) {
-		rc = add_entry(f, cap, name, AF_ZG_NPZ, NULL, NULL, child, "");
+		/* a sub-group where the mount shows a folder: an archive it
+		 * could read (else it is a plain file) */
+		struct afd_src *sf = NULL;
+		int got = afd_src_get(c, child, NULL, NULL, &sf);
+		bool npz = got == 0 && sf->kind == SK_NPZ;
+		afd_src_put(sf);
+		rc = got == -ENOMEM ? got :
+		     add_entry(f, cap, name, npz ? AF_ZG_NPZ : AF_ZG_OTHER,
+			       NULL, NULL, npz ? child : NULL, npz ? "" : NULL);
 	} else if (dt == DT_REG && nk != AF_NAME_NONE) {
 		struct afd_src *sf = NULL;
 		int got = afd_src_get(c, child, NULL, NULL, &sf);

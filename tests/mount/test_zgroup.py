@@ -71,6 +71,8 @@ def populate(src):
         f.write(npz_bytes({k + ".npy": a for k, a in NESTED.items()}, True))
     with open(src.join("sub", "inner.npz"), "wb") as f:
         f.write(npz_bytes({"k.npy": np.arange(3.0)}, True))
+    with open(src.join("not-a-zip.npz"), "wb") as f:   # shown as a plain file
+        f.write(b"PK but not really an archive")
     with open(src.join("notes.txt"), "w") as f:
         f.write("a plain file\n")
     with open(src.join("objects.npy"), "wb") as f:
@@ -206,7 +208,7 @@ class GroupCorpus(MountCase):
         left out silently."""
         g = zarr.open_group(self.path(".zarr"), mode="r")
         for key in ("hostile", "objects", "notes", "notes.txt", "link",
-                    "__private", ".dot"):
+                    "__private", ".dot", "not-a-zip", "not-a-zip.npz"):
             self.assertNotIn(key, g)
             with self.assertRaises(FileNotFoundError):
                 os.stat(self.path(".zarr", key))
