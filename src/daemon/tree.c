@@ -556,7 +556,7 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 		break;
 	case NK_ZGROUP:
 	case NK_ZGARRAY:
-		rc = afd_zg_lookup(c, parent, name, child, r, fd_out);
+		rc = afd_zg_lookup(c, parent, name, child, r);
 		break;
 	default:
 		return -ENOTDIR;

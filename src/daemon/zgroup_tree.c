@@ -237,7 +237,7 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 /* A name in child array `.zarr/KEY/`: B.zarr/'s names. */
 static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 			const char *name, struct afd_id *child,
-			struct afd_res *r, int *fd_out)
+			struct afd_res *r)
 {
 	struct afd_id self = afd_id_of(parent);
 	int rc = afd_zg_resolve(c, &self, NULL, r);
@@ -255,19 +255,16 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 	child->member = parent->member ? strdup(parent->member) : NULL;
 	if (!child->path || (parent->member && !child->member))
 		return -ENOMEM;
-	memset(r, 0, sizeof(*r));
-	(void)fd_out;
 	return afd_zg_resolve(c, child, NULL, r);
 }
 
 int afd_zg_lookup(struct afd_ctx *c, const struct afd_node *parent,
-		  const char *name, struct afd_id *child, struct afd_res *r,
-		  int *fd_out)
+		  const char *name, struct afd_id *child, struct afd_res *r)
 {
 	if (parent->kind == NK_ZGROUP)
 		return lookup_group(c, parent, name, child, r);
 	if (parent->kind == NK_ZGARRAY)
-		return lookup_array(c, parent, name, child, r, fd_out);
+		return lookup_array(c, parent, name, child, r);
 	return -ENOTDIR;
 }
 

@@ -33,10 +33,10 @@ int afd_zg_lookup_hidden(struct afd_ctx *c, const struct afd_node *parent,
 			 const char *name, struct afd_id *child,
 			 struct afd_res *r);
 
-/** afd_lookup in a NK_ZGROUP or NK_ZGARRAY folder. */
+/** afd_lookup in a NK_ZGROUP or NK_ZGARRAY folder (nothing is opened:
+ * a chunk file opens at its open, as in B.zarr/). */
 int afd_zg_lookup(struct afd_ctx *c, const struct afd_node *parent,
-		  const char *name, struct afd_id *child, struct afd_res *r,
-		  int *fd_out);
+		  const char *name, struct afd_id *child, struct afd_res *r);
 
 /** afd_resolve of a `.zarr/` identity (afd_zg_kind). */
 int afd_zg_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
