@@ -436,33 +436,65 @@ static af_status keep(void *ctx, const char *text, size_t len, af_error *err)
 	return AF_OK;
 }
 
-int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
-			 const char *prefix, char **doc, size_t *len)
+static uint64_t changes_seen(struct afd_ctx *c)
+{
+	pthread_mutex_lock(&c->zgroups.lock);
+	uint64_t gen = c->zgroups.gen;
+	pthread_mutex_unlock(&c->zgroups.lock);
+	return gen;
+}
+
+/* One walk of the sub-tree at @p root into *text (malloc'd, *tlen). */
+static af_status walk_once(struct afd_ctx *c, struct afd_zloc *root,
+			   char **text, size_t *tlen, af_error *err)
 {
 	struct walk_ctx w = { .c = c };
-	char *text = NULL;
-	size_t tlen = 0;
-	w.out = open_memstream(&text, &tlen);
+	*text = NULL;
+	*tlen = 0;
+	w.out = open_memstream(text, tlen);
 	if (!w.out)
-		return -ENOMEM;
-	struct afd_zloc root = { (char *)path, (char *)prefix };
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory for .zmetadata");
 	af_zarr_walk walk = { .ctx = &w, .list = walk_list,
 			      .release = walk_release,
 			      .max_chunk_bytes = c->opts.zarr_chunk };
-	af_error err;
-	af_error_clear(&err);
-	af_status st = af_zarr_consolidated_write(&walk, &root, keep, &w, &err);
+	af_status st = af_zarr_consolidated_write(&walk, root, keep, &w, err);
 	while (w.nheld)
 		afd_zfolder_put(w.held[--w.nheld]);
 	if (fclose(w.out) != 0 && st == AF_OK)
-		st = af_error_set(&err, AF_E_NOMEM, AF_NO_OFFSET,
+		st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				  "out of memory for .zmetadata");
+	if (st != AF_OK) {
+		free(*text);
+		*text = NULL;
+	}
+	return st;
+}
+
+int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
+			 const char *prefix, char **doc, size_t *len)
+{
+	struct afd_zloc root = { (char *)path, (char *)prefix };
+	af_error err;
+	af_error_clear(&err);
+	af_status st = AF_OK;
+	char *text = NULL;
+	size_t tlen = 0;
+	/* a walk during which the notifier saw a change may hold folders
+	 * of two versions of the tree: made again (a bounded number of
+	 * times: a tree that never stops changing gets its last walk) */
+	for (unsigned tries = 0; tries < AFD_ZG_WALK_TRIES; tries++) {
+		uint64_t gen = changes_seen(c);
+		free(text);
+		st = walk_once(c, &root, &text, &tlen, &err);
+		if (st != AF_OK || changes_seen(c) == gen)
+			break;
+	}
 	if (st == AF_OK) {
 		*doc = text;
 		*len = tlen;
 		return 0;
 	}
-	free(text);
 	if (st == AF_E_NOMEM)
 		return -ENOMEM;
 	struct afd_logkey k = { AFD_LINE_ZGROUP,

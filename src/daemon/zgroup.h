@@ -42,6 +42,8 @@ struct afd_ctx;
 #define AFD_ZGROUP_NAME ".zarr"
 /** Folder models kept. */
 #define AFD_ZG_CACHED 8u
+/** Walks of one `.zmetadata` while the notifier sees changes. */
+#define AFD_ZG_WALK_TRIES 3u
 
 /** Where a folder of a group lies: a mirrored folder or an npz folder. */
 struct afd_zloc {
@@ -91,10 +93,11 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 void afd_zfolder_put(struct afd_zfolder *f);
 
 /**
- * `.zmetadata` of the group at @p path / @p prefix, built now: *doc
- * malloc'd (the caller frees), *len its length. Returns 0, -ENOENT (past
- * AF_ZARR_CONSOLIDATED_MAX_ARRAYS arrays, logged once, or the folder is
- * gone), -ENOMEM, -EIO.
+ * `.zmetadata` of the group at @p path / @p prefix, built now (again,
+ * up to AFD_ZG_WALK_TRIES walks, while the notifier saw a change during
+ * the walk): *doc malloc'd (the caller frees), *len its length.
+ * Returns 0, -ENOENT (past AF_ZARR_CONSOLIDATED_MAX_ARRAYS arrays or
+ * AF_ZARR_GROUP_MAX_DEPTH levels, logged once), -ENOMEM.
  */
 int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
 			 const char *prefix, char **doc, size_t *len);
