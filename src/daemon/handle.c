@@ -162,17 +162,22 @@ static int open_zgroup_text(struct afd_ctx *c, struct afd_node *n,
 			    struct afd_failure *why)
 {
 	struct afd_id id = afd_id_of(n);
+	bool zmeta = n->entry == AE_ZG_ZMETA;
+	/* .zmetadata's attributes are its group's folder's and its own
+	 * length: no walk to size it, the one below makes it */
+	struct afd_id folder = id;
+	if (zmeta)
+		folder.kind = NK_ZGROUP;
 	struct afd_res r;
-	int rc = afd_resolve(c, &id, NULL, &r);
+	int rc = afd_resolve(c, &folder, NULL, &r);
 	if (rc < 0)
 		return rc;
 	af_status st = AF_OK;
-	if (n->entry == AE_ZG_ZMETA) {
+	if (zmeta) {
 		rc = afd_zgroup_zmetadata(c, n->path, n->member, &h->text,
 					  &h->tlen);
 		if (rc == 0 && afd_zg_doc_key(h->text, h->tlen) != n->version)
 			rc = -ESTALE;
-		r.zsize = h->tlen;
 	} else {
 		st = afd_zg_text(&id, r.ai, &h->text, &h->tlen);
 	}
