@@ -27,6 +27,7 @@
 #include "openset.h"
 #include "srcpath.h"
 #include "stackdir.h"
+#include "zgroup.h"
 
 struct fuse_session;
 
@@ -86,6 +87,8 @@ struct afd_ctx {
 	bool have_open;
 	struct afd_stacks stacks; /* `.stack` verdicts and member fds */
 	bool have_stacks;
+	struct afd_zgroups zgroups; /* `.zarr` folder models (zgroup.h) */
+	bool have_zgroups;
 	struct afd_saver saver;   /* saves the id map now and then (export.h) */
 	struct afd_openless_set openless; /* node handles for open-less reads */
 	bool have_openless;

@@ -12,6 +12,7 @@
 #include "ctx.h"
 #include "dirs.h"
 #include "tree.h"
+#include "zgroup_tree.h"
 
 struct afd_dirh {
 	enum afd_nkind kind;
@@ -28,6 +29,8 @@ struct afd_dirh {
 	long zdir;
 	const struct afd_arrinfo *ai;  /* array and B.zarr/ folders */
 	char *names[AE_COUNT];   /* array folder entry names (NULL = absent) */
+	struct afd_zfolder *zf;  /* a `.zarr/` group: its model, referenced */
+	uint64_t sub;            /* `.zarr/` nodes: their sub (nodes.h) */
 };
 
 void afd_dir_close(struct afd_dirh *d)
@@ -38,6 +41,7 @@ void afd_dir_close(struct afd_dirh *d)
 		closedir(d->dp);
 	afd_src_put(d->sf);
 	afd_stack_put(d->stk);
+	afd_zfolder_put(d->zf);
 	for (int i = 0; i < AE_COUNT; i++)
 		free(d->names[i]);
 	free(d->path);
@@ -53,7 +57,9 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		return -ENOMEM;
 	d->kind = n->kind;
 	d->zdir = -1;
-	d->self_ino = afd_ino_of(n->path, n->member, n->entry);
+	d->self_ino = afd_ino_of_sub(n->path, n->member, n->entry,
+				     afd_zg_kind(n->kind) ? n->sub : 0);
+	d->sub = n->sub;
 	d->path = strdup(n->path);
 	d->member = n->member ? strdup(n->member) : NULL;
 	int rc = 0;
@@ -83,7 +89,15 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		*out = d;
 		return 0;
 	}
-	if (n->kind != NK_ARRAY && n->kind != NK_NPZDIR && n->kind != NK_ZARRDIR) {
+	if (n->kind == NK_ZGROUP) {
+		rc = afd_zfolder_get(c, n->path, n->member, false, &d->zf);
+		if (rc < 0)
+			goto fail;
+		*out = d;
+		return 0;
+	}
+	if (n->kind != NK_ARRAY && n->kind != NK_NPZDIR && n->kind != NK_ZARRDIR &&
+	    n->kind != NK_ZGARRAY) {
 		rc = -ENOTDIR;
 		goto fail;
 	}
@@ -246,6 +260,17 @@ static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
 				break;
 			name = zent.name;
 			dt = DT_REG;
+		} else if (d->kind == NK_ZGARRAY) {
+			if (!afd_zg_array_listed(&d->ai->zarr, d->path,
+						 d->member, d->sub, k - 2,
+						 &zent, &ino))
+				break;
+			name = zent.name;
+			dt = DT_REG;
+		} else if (d->kind == NK_ZGROUP) {
+			if (!afd_zg_listed(d->zf, d->sub, k - 2, zent.name,
+					   &name, &ino, &dt))
+				break;
 		} else {
 			const struct afd_npz_dir *z = &d->sf->tree.dirs[d->zdir];
 			if (k - 2 >= z->nkids)
@@ -267,7 +292,8 @@ static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
 		 * names; an archive's names alone, as plain readdir: an entry
 		 * would parse every member */
 		bool entry = d->kind == NK_ARRAY ||
-			     (d->kind == NK_ZARRDIR &&
+			     ((d->kind == NK_ZARRDIR || d->kind == NK_ZGARRAY ||
+			       d->kind == NK_ZGROUP) &&
 			      k - 2 < AFD_ZARR_LISTED_ENTRIES);
 		bool ok = add(req, plus, entry, buf, size, &used, name, ino, dt,
 			      (off_t)(k + 1));

@@ -15,6 +15,7 @@
 #include "stackread.h"
 #include "tree.h"
 #include "zarr_chunks.h"
+#include "zgroup_tree.h"
 
 uint64_t afd_handle_version(const struct afd_handle *h)
 {
@@ -77,7 +78,8 @@ static char *where_of(const struct afd_node *n)
 {
 	char *out = NULL;
 	int rc;
-	bool entry = n->kind == NK_ENTRY || n->kind == NK_ZARRFILE;
+	bool entry = n->kind == NK_ENTRY || n->kind == NK_ZARRFILE ||
+		     n->kind == NK_ZGFILE || n->kind == NK_ZGAFILE;
 	if (n->member && entry)
 		rc = asprintf(&out, "%s/%s/%s", n->path, n->member, n->name);
 	else if (n->member)
@@ -116,6 +118,20 @@ static int open_plain(struct afd_ctx *c, struct afd_node *n,
 	return 0;
 }
 
+/* @p h serves the text just made into h->text, if @p st says it was. */
+static int text_made(struct afd_handle *h, af_status st,
+		     struct afd_failure *why)
+{
+	if (st != AF_OK) {
+		af_error err;
+		af_error_set(&err, st, AF_NO_OFFSET, "cannot write its text: %s",
+			     af_status_str(st));
+		return handle_fail(h, why, AFD_LINE_OPEN, 0, &err);
+	}
+	h->kind = H_TEXT;
+	return 0;
+}
+
 static int open_text(const struct afd_arrinfo *ai, enum afd_entry e,
 		     struct afd_handle *h, struct afd_failure *why)
 {
@@ -130,19 +146,46 @@ static int open_text(const struct afd_arrinfo *ai, enum afd_entry e,
 		st = afd_sidecar_text(&ai->a, e, &h->text, &h->tlen);
 	else
 		st = afd_zarr_text(&ai->zarr, e, &h->text, &h->tlen);
-	if (st != AF_OK) {
-		af_error err;
-		af_error_set(&err, st, AF_NO_OFFSET, "cannot write its text: %s",
-			     af_status_str(st));
-		return handle_fail(h, why, AFD_LINE_OPEN, 0, &err);
-	}
-	h->kind = H_TEXT;
-	return 0;
+	return text_made(h, st, why);
 }
 
 static int open_view(struct afd_ctx *c, struct afd_node *n,
 		     struct afd_handle *h, const struct afd_res *r,
 		     struct afd_failure *why);
+
+/* A `.zarr/` text: a group's file, or a child array's metadata
+ * (zgroup_tree.h). `.zmetadata` is made again and must be the document
+ * the node was looked up as: else -ESTALE, and the kernel looks it up
+ * again (a reader never gets a size of one and bytes of another). */
+static int open_zgroup_text(struct afd_ctx *c, struct afd_node *n,
+			    struct afd_handle *h, uint64_t *version,
+			    struct afd_failure *why)
+{
+	struct afd_id id = afd_id_of(n);
+	bool zmeta = n->entry == AE_ZG_ZMETA;
+	/* .zmetadata's attributes are its group's folder's and its own
+	 * length: no walk to size it, the one below makes it */
+	struct afd_id folder = id;
+	if (zmeta)
+		folder.kind = NK_ZGROUP;
+	struct afd_res r;
+	int rc = afd_resolve(c, &folder, NULL, &r);
+	if (rc < 0)
+		return rc;
+	af_status st = AF_OK;
+	if (zmeta) {
+		rc = afd_zgroup_zmetadata(c, n->path, n->member, &h->text,
+					  &h->tlen);
+		if (rc == 0 && afd_zg_doc_key(h->text, h->tlen) != n->version)
+			rc = -ESTALE;
+	} else {
+		st = afd_zg_text(&id, r.ai, &h->text, &h->tlen);
+	}
+	*version = n->version ? n->version : afd_version_of(&id, &r);
+	afd_attr(c, &id, &r, &h->attr);
+	afd_res_release(&r);
+	return rc < 0 ? rc : text_made(h, st, why);
+}
 
 /* A file under `.stack/`: its bytes come from the members (stackread.h). */
 static int open_stack(struct afd_ctx *c, struct afd_node *n,
@@ -299,7 +342,7 @@ static int open_view(struct afd_ctx *c, struct afd_node *n,
 	af_view_kind vk = afd_entry_view(n->entry);
 	af_error err;
 	af_error_clear(&err);
-	if (n->kind == NK_ZARRFILE) {
+	if (n->kind == NK_ZARRFILE || n->kind == NK_ZGAFILE) {
 		rc = afd_zarr_chunk_open(c, r->sf, r->midx, r->ai, n->sub, h->src, &h->zc,
 				     &err);
 		if (rc < 0 && rc != -ENOENT && rc != -ENOMEM)
@@ -346,6 +389,8 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 	case NK_ARRAY:
 	case NK_NPZDIR:
 	case NK_ZARRDIR:
+	case NK_ZGROUP:
+	case NK_ZGARRAY:
 		return -EISDIR;
 	case NK_LINK:
 		return -ELOOP;
@@ -364,7 +409,10 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 		return -ENOMEM;
 	}
 	uint64_t version = 0;
+	bool zg_text = n->kind == NK_ZGFILE ||
+		       (n->kind == NK_ZGAFILE && afd_entry_is_text(n->entry));
 	int rc = n->kind == NK_FILE ? open_plain(c, n, h, &version) :
+		 zg_text ? open_zgroup_text(c, n, h, &version, why) :
 		 open_sourced(c, n, h, &version, why);
 	if (rc < 0) {
 		afd_handle_close(h);

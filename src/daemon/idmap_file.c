@@ -137,7 +137,8 @@ static const char *rec_problem(const struct afd_idrec *r, uint64_t next_id,
 		return "record id out of range";
 	if (r->gen == 0)
 		return "record generation 0";
-	if (r->kind < NK_DIR || r->kind > NK_ZARRFILE || r->entry > AE_ZCHUNK)
+	if (r->kind < NK_DIR || r->kind > AFD_NKIND_LAST ||
+	    r->entry > AFD_ENTRY_LAST)
 		return "record kind or entry unknown";
 	if (r->parent == 0 || r->parent == r->id)
 		return "record parent invalid";

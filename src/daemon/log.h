@@ -39,6 +39,8 @@ enum afd_line {
 	AFD_LINE_NETWORK_FS,     /* the source is on a network file system */
 	AFD_LINE_INDEX,          /* index: a member's saved inflate index */
 	AFD_LINE_STACK,          /* a folder's arrays do not stack: why */
+	AFD_LINE_ZGROUP,         /* index: hash of a name left out of a
+				  * `.zarr` group (or 0: no .zmetadata) */
 };
 
 /**

@@ -51,6 +51,20 @@ enum afd_nkind {
 	NK_ENTRY = 7,    /* one file of an array directory */
 	NK_ZARRDIR = 8,  /* B.zarr/ of an array directory (entry AE_ZARR) */
 	NK_ZARRFILE = 9, /* a file in B.zarr/ (AE_ZARRAY .. AE_ZCHUNK) */
+	/* `.zarr/` (zgroup.h): path and member are the folder's (a mirrored
+	 * folder: member NULL; an npz folder: its prefix "" or "a/"), sub the
+	 * depth below the `.zarr` it was reached from (0: `.zarr` itself), so
+	 * that one folder seen as `.zarr` and as a sub-group are two folders */
+	NK_ZGROUP = 10,
+	/* .zgroup, .zattrs, zarr.json, .zmetadata of a group; .zmetadata's
+	 * version is its document's digest and its sub the document's length */
+	NK_ZGFILE = 11,
+	/* a child array `.zarr/KEY/`: path and member are the array's, sub
+	 * (depth << 1 | 1 when KEY is its full name, 0 when without .npy/.ra) */
+	NK_ZGARRAY = 12,
+	/* a file of `.zarr/KEY/`: entries AE_ZGA_*, sub the chunk index, or
+	 * (metadata) 1 when KEY is the full name */
+	NK_ZGAFILE = 13,
 };
 
 enum afd_entry {
@@ -70,7 +84,21 @@ enum afd_entry {
 	AE_ZATTRS = 13,
 	AE_ZJSON = 14,
 	AE_ZCHUNK = 15,
+	AE_ZGROUP = 16,    /* a `.zarr/` group folder */
+	AE_ZG_ZGROUP = 17, /* its .zgroup, .zattrs, zarr.json, .zmetadata */
+	AE_ZG_ZATTRS = 18,
+	AE_ZG_ZJSON = 19,
+	AE_ZG_ZMETA = 20,
+	AE_ZGA = 21,       /* `.zarr/KEY/` of a child array */
+	AE_ZGA_ZARRAY = 22, /* in it: B.zarr/'s AE_ZARRAY .. AE_ZCHUNK, own inodes */
+	AE_ZGA_ZATTRS = 23,
+	AE_ZGA_ZJSON = 24,
+	AE_ZGA_ZCHUNK = 25,
 };
+
+/* The last kind and entry (what a saved id map may name). */
+#define AFD_NKIND_LAST NK_ZGAFILE
+#define AFD_ENTRY_LAST AE_ZGA_ZCHUNK
 
 struct afd_node {
 	uint64_t nodeid;       /* what the kernel calls it (FUSE_ROOT_ID: root) */

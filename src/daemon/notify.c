@@ -244,6 +244,9 @@ static void invalidate(struct afd_ctx *c, const char *path, bool drop)
 			invalidate(c, stack, false);
 		free(stack);
 	}
+	/* a change, or events lost (NULL): new `.zarr` models at next lookup */
+	if (drop || !path)
+		afd_zgroup_changed(c);
 	struct afd_inval *v = NULL;
 	long cnt = afd_nodes_collect(&c->nodes, path, &v);
 	for (long i = 0; i < cnt; i++) {

@@ -12,6 +12,7 @@
 #include "stackdir.h"
 #include "tree.h"
 #include "zarr_store.h"
+#include "zgroup_tree.h"
 
 static const char *const entry_fixed[AE_COUNT] = {
 	[AE_DATA] = "data", [AE_SHAPE] = "shape", [AE_DTYPE] = "dtype",
@@ -35,6 +36,8 @@ bool afd_entry_is_text(enum afd_entry e)
 	switch (e) {
 	case AE_SHAPE: case AE_DTYPE: case AE_HEADER: case AE_HDR: case AE_NHDR:
 	case AE_ZARRAY: case AE_ZATTRS: case AE_ZJSON: case AE_NAMES:
+	case AE_ZG_ZGROUP: case AE_ZG_ZATTRS: case AE_ZG_ZJSON: case AE_ZG_ZMETA:
+	case AE_ZGA_ZARRAY: case AE_ZGA_ZATTRS: case AE_ZGA_ZJSON:
 		return true;
 	default:
 		return false;
@@ -161,6 +164,8 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 	if (fd_out)
 		*fd_out = -1;
 	int rc = 0;
+	if (afd_zg_kind(id->kind))
+		return afd_zg_resolve(c, id, fd_out, r);
 	switch (id->kind) {
 	case NK_DIR:
 	case NK_FILE:
@@ -201,6 +206,11 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 		else
 			r->ai = &r->sf->arr;
 		break;
+	case NK_ZGROUP:
+	case NK_ZGFILE:
+	case NK_ZGARRAY:
+	case NK_ZGAFILE:
+		break;   /* resolved above */
 	}
 	if (rc == 0 && (id->kind == NK_ENTRY || id->kind == NK_ZARRDIR) &&
 	    !afd_arrinfo_has(r->ai, id->entry))
@@ -250,8 +260,20 @@ void afd_attr(struct afd_ctx *c, const struct afd_id *id,
 		break;
 	case NK_ARRAY:
 	case NK_ZARRDIR:
+	case NK_ZGROUP:
+	case NK_ZGARRAY:
 		out->st_mode = S_IFDIR | rbits | (rbits >> 2);
 		out->st_nlink = 2;
+		break;
+	case NK_ZGFILE:
+		out->st_mode = S_IFREG | (rbits & 0444);
+		out->st_size = (off_t)(id->entry == AE_ZG_ZMETA ? id->sub :
+				       r->zsize);
+		break;
+	case NK_ZGAFILE:
+		out->st_mode = S_IFREG | (rbits & 0444);
+		out->st_size = (off_t)(id->entry == AE_ZGA_ZCHUNK ?
+			afd_zarr_size(&r->ai->zarr, AE_ZCHUNK) : r->zsize);
 		break;
 	case NK_NPZDIR:
 		out->st_mode = S_IFDIR | rbits | (rbits >> 2);
@@ -285,9 +307,12 @@ uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r)
 	case NK_FILE:
 		afd_ident_of(&ident, &r->st);
 		return afd_ident_key(id->path, &ident);
+	case NK_ZGFILE:
+		return r->zkey;
 	case NK_MEMBER:
 	case NK_ENTRY:
 	case NK_ZARRFILE:
+	case NK_ZGAFILE:
 		if (r->summed)
 			return r->sum.key;
 		if (r->stk)
@@ -374,6 +399,9 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 		child->kind = NK_ARRAY;
 		return resolve_stack(c, child, parent->watched, r);
 	}
+	if (rc == -ENOENT)
+		/* no source entry of that name: the folder's group? */
+		return afd_zg_lookup_hidden(c, parent, name, child, r);
 	if (rc < 0)
 		return rc;
 	if (S_ISDIR(r->st.st_mode)) {
@@ -495,7 +523,11 @@ static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
 	if (rc != -ENOENT)
 		return rc;
 	child->kind = NK_MEMBER;
-	return afd_resolve(c, child, NULL, r);
+	rc = afd_resolve(c, child, NULL, r);
+	if (rc == -ENOENT)
+		/* no member of that name: the folder's group? */
+		rc = afd_zg_lookup_hidden(c, parent, name, child, r);
+	return rc;
 }
 
 int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
@@ -521,6 +553,10 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 		break;
 	case NK_ZARRDIR:
 		rc = lookup_zarr(c, parent, name, child, r);
+		break;
+	case NK_ZGROUP:
+	case NK_ZGARRAY:
+		rc = afd_zg_lookup(c, parent, name, child, r);
 		break;
 	default:
 		return -ENOTDIR;

@@ -39,6 +39,9 @@ struct afd_res {
 	 * a fresh lstat of that version */
 	bool summed;
 	struct afd_arrsum sum;
+	/* `.zarr/` files (zgroup_tree.h): a text's size, and .zmetadata's
+	 * version (the digest of its document) */
+	uint64_t zsize, zkey;
 };
 
 /** The identity of node @p n (borrows its strings). */

@@ -13,7 +13,6 @@ import numpy as np  # noqa: E402
 from mountlib import MountCase, TempDir  # noqa: E402
 
 import dask.array as da  # noqa: E402
-from dask.distributed import Client, LocalCluster  # noqa: E402
 
 SHAPE = (8192, 16384)  # int32: 512 MiB
 
@@ -34,15 +33,7 @@ class DaskOverZarrTest(MountCase):
         want = np.load(self.src.join("big.npy"), mmap_mode="r")
         want_sum, want_mean = int(want.sum(dtype=np.int64)), float(want.mean())
         del want
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None,
-                               memory_limit="2GiB")
-        self.addCleanup(cluster.close)
-        client = Client(cluster)
-        self.addCleanup(client.close)
-        self.assertEqual(len(client.scheduler_info()["workers"]), 2)
-        for addr in client.scheduler_info()["workers"]:
-            self.assertTrue(addr.startswith("tcp://127.0.0.1:"), addr)
+        client = mountlib.dask_cluster(self, "2GiB")
         x = da.from_zarr(self.mp("big.npy", "big.zarr"))
         self.assertEqual((x.shape, x.dtype), (SHAPE, np.dtype("<i4")))
         self.assertGreater(x.npartitions, 32)  # 8 MiB chunks: 64 tasks

@@ -29,6 +29,42 @@ void aftd_ctx_open(struct afd_ctx *c, const char *dir, struct aftd_clock *clk)
 		c->clock = (struct afd_clock){ test_now, clk };
 }
 
+char *aftd_text_of(struct afd_ctx *c, struct afd_node *n)
+{
+	struct afd_handle *h = aftd_open(c, n);
+	size_t len;
+	unsigned char *t = aftd_read_ok(c, h, 0, 1 << 20, &len);
+	afd_handle_close(h);
+	char *s = realloc(t, len + 1);
+	ck_assert_ptr_nonnull(s);
+	s[len] = '\0';
+	return s;
+}
+
+void aftd_log_capture(struct afd_ctx *c)
+{
+	c->log.out = tmpfile();
+	ck_assert_ptr_nonnull(c->log.out);
+}
+
+char *aftd_log_said(struct afd_ctx *c)
+{
+	fflush(c->log.out);
+	long n = ftell(c->log.out);
+	ck_assert_int_ge(n, 0);
+	char *s = calloc(1, (size_t)n + 1);
+	ck_assert_ptr_nonnull(s);
+	rewind(c->log.out);
+	ck_assert_uint_eq(fread(s, 1, (size_t)n, c->log.out), (size_t)n);
+	return s;
+}
+
+void aftd_log_release(struct afd_ctx *c)
+{
+	fclose(c->log.out);
+	c->log.out = stderr;
+}
+
 char *aftd_tmp_new(void)
 {
 	const char *base = getenv("TMPDIR");

@@ -30,6 +30,13 @@ struct aftd_clock {
  */
 void aftd_ctx_open(struct afd_ctx *c, const char *dir, struct aftd_clock *clk);
 
+/** Send @p c's log lines to a temp file, for aftd_log_said. */
+void aftd_log_capture(struct afd_ctx *c);
+/** What @p c's log said since aftd_log_capture, NUL-terminated (free it). */
+char *aftd_log_said(struct afd_ctx *c);
+/** Close the capture (before afd_ctx_destroy): lines go to stderr again. */
+void aftd_log_release(struct afd_ctx *c);
+
 /** A new empty temp folder, malloc'd: aftd_tmp_free removes and frees it. */
 char *aftd_tmp_new(void);
 void aftd_tmp_free(char *dir);
@@ -89,6 +96,10 @@ int aftd_read(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
 /** Like aftd_read, for a read that must succeed (ck_assert). */
 unsigned char *aftd_read_ok(struct afd_ctx *c, struct afd_handle *h,
 			    uint64_t off, size_t size, size_t *len);
+
+/** The whole of file node @p n (opened, read, closed), NUL-terminated
+ * (the caller frees). */
+char *aftd_text_of(struct afd_ctx *c, struct afd_node *n);
 
 /**
  * Read [@p off, @p off + @p size) of @p h and require the bytes @p want

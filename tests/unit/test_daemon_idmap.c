@@ -247,7 +247,7 @@ static int try_decode(const unsigned char *buf, size_t len)
 			ck_assert(afd_idmap_path_ok(r->path, strlen(r->path)));
 			ck_assert_uint_gt(r->id, 1);
 			ck_assert_uint_lt(r->id, m.next_id);
-			ck_assert_uint_le(r->kind, NK_ZARRFILE);
+			ck_assert_uint_le(r->kind, AFD_NKIND_LAST);
 		}
 	}
 	afd_idmap_destroy(&m);

@@ -25,14 +25,12 @@ static void setup(void)
 	clk.now_ms = 5000;
 	aftd_ctx_open(&c, dir, &clk);
 	/* the lines said, for the tests that ask why there is no stack */
-	c.log.out = tmpfile();
-	ck_assert_ptr_nonnull(c.log.out);
+	aftd_log_capture(&c);
 }
 
 static void teardown(void)
 {
-	fclose(c.log.out);
-	c.log.out = stderr;
+	aftd_log_release(&c);
 	afd_ctx_destroy(&c);
 	aftd_tmp_free(dir);
 }
@@ -60,14 +58,7 @@ static void no_stack(void)
 /* The whole file @p name of `.stack/`, NUL-terminated (the caller frees). */
 static char *stack_text(const char *name)
 {
-	struct afd_handle *h = aftd_open(&c, aftd_must(&c, stack(), name));
-	size_t len;
-	unsigned char *t = aftd_read_ok(&c, h, 0, 1 << 20, &len);
-	afd_handle_close(h);
-	char *s = realloc(t, len + 1);
-	ck_assert_ptr_nonnull(s);
-	s[len] = '\0';
-	return s;
+	return aftd_text_of(&c, aftd_must(&c, stack(), name));
 }
 
 static void expect_text(const char *name, const char *want)
@@ -80,14 +71,7 @@ static void expect_text(const char *name, const char *want)
 /* What the log said so far, NUL-terminated (the caller frees). */
 static char *log_said(void)
 {
-	fflush(c.log.out);
-	long n = ftell(c.log.out);
-	ck_assert_int_ge(n, 0);
-	char *s = calloc(1, (size_t)n + 1);
-	ck_assert_ptr_nonnull(s);
-	rewind(c.log.out);
-	ck_assert_uint_eq(fread(s, 1, (size_t)n, c.log.out), (size_t)n);
-	return s;
+	return aftd_log_said(&c);
 }
 
 static size_t count_of(const char *hay, const char *needle)

@@ -487,6 +487,24 @@ def check_all(testcase, items, fn, label=str, limit=40):
                                                    "\n  ".join(bad[:limit]), more))
 
 
+def dask_cluster(testcase, memory_limit):
+    """A dask.distributed client of a cluster of 2 worker processes (one
+    thread each) on 127.0.0.1, closed at TESTCASE's cleanup; checks that
+    both workers are there and local."""
+    from dask.distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           host="127.0.0.1", dashboard_address=None,
+                           memory_limit=memory_limit)
+    testcase.addCleanup(cluster.close)
+    client = Client(cluster)
+    testcase.addCleanup(client.close)
+    workers = client.scheduler_info()["workers"]
+    testcase.assertEqual(len(workers), 2)
+    for addr in workers:
+        testcase.assertTrue(addr.startswith("tcp://127.0.0.1:"), addr)
+    return client
+
+
 def main():
     """unittest.main with verbose output, for the test files' __main__."""
     unittest.main(verbosity=2)

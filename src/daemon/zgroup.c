@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/* `.zarr/`: one folder's entries listed for the codec's group model, the
+ * models kept (bounded, fresh), and `.zmetadata` walked from them. */
+#include "zgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "hash.h"
+#include "path.h"
+#include "stackdir.h"
+
+int afd_zgroups_init(struct afd_zgroups *z)
+{
+	memset(z, 0, sizeof(*z));
+	return pthread_mutex_init(&z->lock, NULL) == 0 ? 0 : -ENOMEM;
+}
+
+static void loc_free(struct afd_zloc *l)
+{
+	free(l->path);
+	free(l->prefix);
+	l->path = l->prefix = NULL;
+}
+
+static void folder_free(struct afd_zfolder *f)
+{
+	af_zarr_group_free(&f->g);
+	for (size_t i = 0; i < f->n; i++) {
+		free((char *)f->e[i].name);
+		if (f->srcs)
+			afd_src_put(f->srcs[i]);
+		if (f->sub)
+			loc_free(&f->sub[i]);
+	}
+	free(f->e);
+	free(f->srcs);
+	free(f->sub);
+	afd_src_put(f->npz);
+	loc_free(&f->loc);
+	free(f);
+}
+
+void afd_zfolder_put(struct afd_zfolder *f)
+{
+	if (f && __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		folder_free(f);
+}
+
+void afd_zgroups_destroy(struct afd_zgroups *z)
+{
+	for (unsigned i = 0; i < AFD_ZG_CACHED; i++)
+		afd_zfolder_put(z->slot[i]);
+	pthread_mutex_destroy(&z->lock);
+}
+
+void afd_zgroup_changed(struct afd_ctx *c)
+{
+	pthread_mutex_lock(&c->zgroups.lock);
+	c->zgroups.gen++;
+	pthread_mutex_unlock(&c->zgroups.lock);
+}
+
+static bool same_loc(const struct afd_zloc *l, const char *path,
+		     const char *prefix)
+{
+	if (strcmp(l->path, path) != 0 || !l->prefix != !prefix)
+		return false;
+	return !prefix || strcmp(l->prefix, prefix) == 0;
+}
+
+/* Room for one more entry of @p f (grown by doubling). */
+static int grow(struct afd_zfolder *f, size_t *cap)
+{
+	if (f->n < *cap)
+		return 0;
+	size_t want = *cap ? *cap * 2 : 16;
+	af_zarr_group_entry *e = realloc(f->e, want * sizeof(*e));
+	if (e)
+		f->e = e;
+	struct afd_src **s = realloc(f->srcs, want * sizeof(*s));
+	if (s)
+		f->srcs = s;
+	struct afd_zloc *l = realloc(f->sub, want * sizeof(*l));
+	if (l)
+		f->sub = l;
+	if (!e || !s || !l)
+		return -ENOMEM;
+	*cap = want;
+	return 0;
+}
+
+/* Append entry @p name of @p kind; a sub-group at @p sub_path/@p sub_prefix. */
+static int add_entry(struct afd_zfolder *f, size_t *cap, const char *name,
+		     af_zarr_group_kind kind, struct afd_src *sf,
+		     const af_array *a, const char *sub_path,
+		     const char *sub_prefix)
+{
+	if (grow(f, cap) < 0) {
+		afd_src_put(sf);
+		return -ENOMEM;
+	}
+	size_t i = f->n;
+	f->e[i] = (af_zarr_group_entry){ .name = strdup(name), .kind = kind,
+					 .array = a };
+	f->srcs[i] = sf;
+	f->sub[i] = (struct afd_zloc){ NULL, NULL };
+	f->n++;
+	if (!f->e[i].name)
+		return -ENOMEM;
+	if (sub_path) {
+		f->sub[i].path = strdup(sub_path);
+		f->sub[i].prefix = sub_prefix ? strdup(sub_prefix) : NULL;
+		if (!f->sub[i].path || (sub_prefix && !f->sub[i].prefix))
+			return -ENOMEM;
+	}
+	f->key = afd_hash_str(f->key, name);
+	f->key = afd_hash_bytes(f->key, &kind, sizeof(kind));
+	if (sf)
+		f->key = afd_hash_bytes(f->key, &sf->key, sizeof(sf->key));
+	return 0;
+}
+
+/* One name of a mirrored folder: what the mount shows it as. */
+static int list_one(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap,
+		    const char *name, unsigned char dt)
+{
+	char *child = afd_path_join(f->loc.path, name);
+	if (!child)
+		return -ENOMEM;
+	int rc = 0;
+	if (dt == DT_UNKNOWN) {
+		struct stat st;
+		rc = afd_srcpath_stat(&c->root, child, &st);
+		dt = rc < 0 ? DT_UNKNOWN : S_ISDIR(st.st_mode) ? DT_DIR :
+		     S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+		rc = 0;
+	}
+	af_name_kind nk = af_array_name_kind(name, false);
+	if (dt == DT_DIR) {
+		struct stat st;
+		/* our own mountpoint is shown empty: no group of it */
+		if (afd_srcpath_stat(&c->root, child, &st) == -EXDEV)
+			rc = add_entry(f, cap, name, AF_ZG_OTHER, NULL, NULL,
+				       NULL, NULL);
+		else
+			rc = add_entry(f, cap, name, AF_ZG_FOLDER, NULL, NULL,
+				       child, NULL);
+	} else if (dt == DT_REG && nk == AF_NAME_NPZ) {
+		/* a sub-group where the mount shows a folder: an archive it
+		 * could read (else it is a plain file) */
+		struct afd_src *sf = NULL;
+		int got = afd_src_get(c, child, NULL, NULL, &sf);
+		bool npz = got == 0 && sf->kind == SK_NPZ;
+		afd_src_put(sf);
+		rc = got == -ENOMEM ? got :
+		     add_entry(f, cap, name, npz ? AF_ZG_NPZ : AF_ZG_OTHER,
+			       NULL, NULL, npz ? child : NULL, npz ? "" : NULL);
+	} else if (dt == DT_REG && nk != AF_NAME_NONE) {
+		struct afd_src *sf = NULL;
+		int got = afd_src_get(c, child, NULL, NULL, &sf);
+		if (got == -ENOMEM) {
+			rc = got;
+		} else if (got < 0 || sf->kind != SK_ARRAY) {
+			/* a header the mount could not parse: left out */
+			afd_src_put(sf);
+			rc = got == -ENOENT ? 0 :
+			     add_entry(f, cap, name, AF_ZG_ARRAY, NULL, NULL,
+				       NULL, NULL);
+		} else {
+			rc = add_entry(f, cap, name, AF_ZG_ARRAY, sf,
+				       &sf->arr.a, NULL, NULL);
+		}
+	} else {
+		rc = add_entry(f, cap, name, AF_ZG_OTHER, NULL, NULL, NULL,
+			       NULL);
+	}
+	free(child);
+	return rc;
+}
+
+static int list_folder(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap)
+{
+	int fd = afd_srcpath_open(&c->root, f->loc.path, O_RDONLY | O_DIRECTORY);
+	if (fd == -EXDEV || fd == -ENOTDIR)
+		return -ENOENT;
+	if (fd < 0)
+		return fd;
+	DIR *dp = fdopendir(fd);
+	if (!dp) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	int rc = 0;
+	size_t narrays = 0;
+	struct dirent *de;
+	while (rc == 0 && (errno = 0, de = readdir(dp))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		/* a walk's model holds its headers: never more than a
+		 * `.zmetadata` could hold */
+		if (f->arrays && af_array_name_kind(de->d_name, false) !=
+				 AF_NAME_NONE &&
+		    ++narrays > AF_ZARR_CONSOLIDATED_MAX_ARRAYS) {
+			rc = -E2BIG;
+			break;
+		}
+		rc = list_one(c, f, cap, de->d_name, de->d_type);
+	}
+	if (rc == 0 && errno)
+		rc = -errno;
+	closedir(dp);
+	return rc;
+}
+
+static int list_npz(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap)
+{
+	int rc = afd_src_get(c, f->loc.path, NULL, NULL, &f->npz);
+	if (rc < 0)
+		return rc == -EINVAL ? -ENOENT : rc;
+	if (f->npz->kind != SK_NPZ)
+		return -ENOENT;
+	f->key = afd_hash_bytes(f->key, &f->npz->key, sizeof(f->npz->key));
+	struct afd_src *sf = f->npz;
+	long zdir = afd_npz_tree_dir(&sf->tree, f->loc.prefix,
+				     strlen(f->loc.prefix));
+	if (zdir < 0)
+		return -ENOENT;
+	const struct afd_npz_dir *z = &sf->tree.dirs[zdir];
+	for (size_t k = 0; rc == 0 && k < z->nkids; k++) {
+		const struct afd_npz_child *ch = &z->kids[k];
+		if (ch->member < 0) {
+			char *pre = NULL;
+			if (asprintf(&pre, "%s%s/", f->loc.prefix, ch->name) < 0)
+				return -ENOMEM;
+			rc = add_entry(f, cap, ch->name, AF_ZG_FOLDER, NULL, NULL,
+				       f->loc.path, pre);
+			free(pre);
+			continue;
+		}
+		if (afd_src_member_hidden(sf, (size_t)ch->member))
+			continue;
+		if (af_array_name_kind(ch->name, true) == AF_NAME_NONE) {
+			rc = add_entry(f, cap, ch->name, AF_ZG_OTHER, NULL, NULL,
+				       NULL, NULL);
+			continue;
+		}
+		const struct afd_minfo *mi = afd_src_member(c, sf,
+							    (size_t)ch->member);
+		if (!mi)
+			return -ENOMEM;
+		if (mi->state == MS_ABSENT)
+			continue;
+		rc = add_entry(f, cap, ch->name, AF_ZG_ARRAY, NULL,
+			       mi->state == MS_ARRAY ? &mi->arr.a : NULL, NULL,
+			       NULL);
+	}
+	return rc;
+}
+
+/* Say once why each entry worth it is not a child. */
+static void log_left(struct afd_ctx *c, const struct afd_zfolder *f)
+{
+	for (size_t i = 0; i < f->g.nleft; i++) {
+		const af_zarr_group_left_out *l = &f->g.left[i];
+		if (!af_zarr_group_left_logged(l->why))
+			continue;
+		const char *name = f->e[l->entry].name;
+		struct afd_logkey k = { AFD_LINE_ZGROUP, f->key,
+					afd_hash_str(AFD_FNV_SEED, name) };
+		bool root = !f->loc.prefix && strcmp(f->loc.path, ".") == 0;
+		afd_log_once(&c->log, &k, AFD_LOG_WARN,
+			     "%s%s%s%s: not in its folder's %s group: %s",
+			     root ? "" : f->loc.path, root ? "" : "/",
+			     f->loc.prefix ? f->loc.prefix : "", name,
+			     AFD_ZGROUP_NAME, af_zarr_group_left_phrase(l->why));
+	}
+}
+
+/* A model for lookups and listings only: the headers go. */
+static void drop_arrays(struct afd_zfolder *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		f->e[i].array = NULL;
+		afd_src_put(f->srcs[i]);
+		f->srcs[i] = NULL;
+	}
+}
+
+static int build(struct afd_ctx *c, const char *path, const char *prefix,
+		 bool arrays, struct afd_zfolder **out)
+{
+	struct afd_zfolder *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->refs = 1;
+	f->arrays = arrays;
+	f->key = afd_hash_str(afd_hash_str(AFD_FNV_SEED, path), prefix);
+	f->loc.path = strdup(path);
+	f->loc.prefix = prefix ? strdup(prefix) : NULL;
+	size_t cap = 0;
+	int rc = !f->loc.path || (prefix && !f->loc.prefix) ? -ENOMEM :
+		 prefix ? list_npz(c, f, &cap) : list_folder(c, f, &cap);
+	/* where each sub-group lies, now that f->sub moves no more */
+	for (size_t i = 0; rc == 0 && i < f->n; i++)
+		if (f->sub[i].path)
+			f->e[i].folder = &f->sub[i];
+	af_error err;
+	af_error_clear(&err);
+	if (rc == 0 && af_zarr_group_build(&f->g, f->e, f->n, c->opts.zarr_chunk,
+					   &err) != AF_OK)
+		rc = err.status == AF_E_NOMEM ? -ENOMEM : -EIO;
+	if (rc < 0) {
+		folder_free(f);
+		return rc;
+	}
+	log_left(c, f);
+	if (!arrays)
+		drop_arrays(f);
+	*out = f;
+	return 0;
+}
+
+int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
+		    bool arrays, struct afd_zfolder **out)
+{
+	struct afd_zgroups *z = &c->zgroups;
+	uint64_t now = afd_now_ms(c);
+	pthread_mutex_lock(&z->lock);
+	uint64_t gen = z->gen;
+	for (unsigned i = 0; i < AFD_ZG_CACHED; i++) {
+		struct afd_zfolder *f = z->slot[i];
+		if (f && !arrays && f->gen == gen &&
+		    now - f->made_ms < AFD_STACK_UNWATCHED_MS &&
+		    same_loc(&f->loc, path, prefix)) {
+			__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+			z->used[i] = ++z->tick;
+			pthread_mutex_unlock(&z->lock);
+			*out = f;
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&z->lock);
+	struct afd_zfolder *f;
+	int rc = build(c, path, prefix, arrays, &f);
+	if (rc < 0)
+		return rc;
+	f->gen = gen;
+	f->made_ms = now;
+	/* a walk's model (its headers: up to 10,000 parses) goes with the
+	 * walk; only the small ones for lookups are kept */
+	if (arrays) {
+		*out = f;
+		return 0;
+	}
+	/* the cache's reference: in the least recently used slot */
+	__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&z->lock);
+	unsigned lru = 0;
+	for (unsigned i = 1; i < AFD_ZG_CACHED; i++)
+		if (z->used[i] < z->used[lru])
+			lru = i;
+	struct afd_zfolder *old = z->slot[lru];
+	z->slot[lru] = f;
+	z->used[lru] = ++z->tick;
+	pthread_mutex_unlock(&z->lock);
+	afd_zfolder_put(old);
+	*out = f;
+	return 0;
+}
+
+/* A walk's folders, one model per level (af_zarr_walk's list/release). */
+struct walk_ctx {
+	struct afd_ctx *c;
+	struct afd_zfolder *held[AF_ZARR_GROUP_MAX_DEPTH + 2];
+	unsigned nheld;
+	FILE *out;     /* the document so far (open_memstream) */
+};
+
+static af_status walk_list(void *ctx, void *folder,
+			   const af_zarr_group_entry **entries, size_t *n,
+			   af_error *err)
+{
+	struct walk_ctx *w = ctx;
+	const struct afd_zloc *l = folder;
+	if (w->nheld >= AF_ZARR_GROUP_MAX_DEPTH + 2)
+		return af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
+				    "groups nested too deep");
+	struct afd_zfolder *f = NULL;
+	int rc = afd_zfolder_get(w->c, l->path, l->prefix, true, &f);
+	if (rc == -ENOMEM)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory for a group");
+	if (rc == -E2BIG)
+		return af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
+				    "too many arrays for .zmetadata: more than %u "
+				    "in %s", AF_ZARR_CONSOLIDATED_MAX_ARRAYS,
+				    l->path);
+	/* a folder gone, or an npz that is no archive: an empty group */
+	w->held[w->nheld++] = f;
+	*entries = f ? f->e : NULL;
+	*n = f ? f->n : 0;
+	return AF_OK;
+}
+
+static void walk_release(void *ctx, void *folder,
+			 const af_zarr_group_entry *entries, size_t n)
+{
+	(void)folder;
+	(void)n;
+	struct walk_ctx *w = ctx;
+	/* released in the reverse order of listing: the last one held */
+	for (unsigned i = w->nheld; i-- > 0;) {
+		struct afd_zfolder *f = w->held[i];
+		if ((f ? f->e : NULL) == entries) {
+			afd_zfolder_put(f);
+			w->held[i] = w->held[--w->nheld];
+			return;
+		}
+	}
+}
+
+static af_status keep(void *ctx, const char *text, size_t len, af_error *err)
+{
+	struct walk_ctx *w = ctx;
+	if (fwrite(text, 1, len, w->out) != len)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory for .zmetadata");
+	return AF_OK;
+}
+
+static uint64_t changes_seen(struct afd_ctx *c)
+{
+	pthread_mutex_lock(&c->zgroups.lock);
+	uint64_t gen = c->zgroups.gen;
+	pthread_mutex_unlock(&c->zgroups.lock);
+	return gen;
+}
+
+/* One walk of the sub-tree at @p root into *text (malloc'd, *tlen). */
+static af_status walk_once(struct afd_ctx *c, struct afd_zloc *root,
+			   char **text, size_t *tlen, af_error *err)
+{
+	struct walk_ctx w = { .c = c };
+	*text = NULL;
+	*tlen = 0;
+	w.out = open_memstream(text, tlen);
+	if (!w.out)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory for .zmetadata");
+	af_zarr_walk walk = { .ctx = &w, .list = walk_list,
+			      .release = walk_release,
+			      .max_chunk_bytes = c->opts.zarr_chunk };
+	af_status st = af_zarr_consolidated_write(&walk, root, keep, &w, err);
+	while (w.nheld)
+		afd_zfolder_put(w.held[--w.nheld]);
+	if (fclose(w.out) != 0 && st == AF_OK)
+		st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				  "out of memory for .zmetadata");
+	if (st != AF_OK) {
+		free(*text);
+		*text = NULL;
+	}
+	return st;
+}
+
+int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
+			 const char *prefix, char **doc, size_t *len)
+{
+	struct afd_zloc root = { (char *)path, (char *)prefix };
+	af_error err;
+	af_error_clear(&err);
+	af_status st = AF_OK;
+	char *text = NULL;
+	size_t tlen = 0;
+	/* a walk during which the notifier saw a change may hold folders
+	 * of two versions of the tree: made again (a bounded number of
+	 * times: a tree that never stops changing gets its last walk) */
+	for (unsigned tries = 0; tries < AFD_ZG_WALK_TRIES; tries++) {
+		uint64_t gen = changes_seen(c);
+		free(text);
+		st = walk_once(c, &root, &text, &tlen, &err);
+		if (st != AF_OK || changes_seen(c) == gen)
+			break;
+	}
+	if (st == AF_OK) {
+		*doc = text;
+		*len = tlen;
+		return 0;
+	}
+	if (st == AF_E_NOMEM)
+		return -ENOMEM;
+	struct afd_logkey k = { AFD_LINE_ZGROUP,
+				afd_hash_str(afd_hash_str(AFD_FNV_SEED, path), prefix),
+				0 };
+	afd_log_once(&c->log, &k, AFD_LOG_WARN,
+		     "%s/%s%s: no .zmetadata: %s (readers list the group instead)",
+		     path, prefix ? prefix : "", AFD_ZGROUP_NAME,
+		     err.msg);
+	return -ENOENT;
+}
