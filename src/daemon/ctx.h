@@ -27,7 +27,7 @@
 #include "openset.h"
 #include "srcpath.h"
 #include "stackdir.h"
-#include "zgroup.h"
+#include "zarr_group_models.h"
 
 struct fuse_session;
 
@@ -87,8 +87,8 @@ struct afd_ctx {
 	bool have_open;
 	struct afd_stacks stacks; /* `.stack` verdicts and member fds */
 	bool have_stacks;
-	struct afd_zgroups zgroups; /* `.zarr` folder models (zgroup.h) */
-	bool have_zgroups;
+	struct afd_zarr_groups zarr_groups; /* `.zarr` folder models (zarr_group_models.h) */
+	bool have_zarr_groups;
 	struct afd_saver saver;   /* saves the id map now and then (export.h) */
 	struct afd_openless_set openless; /* node handles for open-less reads */
 	bool have_openless;

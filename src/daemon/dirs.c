@@ -12,7 +12,7 @@
 #include "ctx.h"
 #include "dirs.h"
 #include "tree.h"
-#include "zgroup_tree.h"
+#include "zarr_group_nodes.h"
 
 struct afd_dirh {
 	enum afd_nkind kind;
@@ -29,7 +29,7 @@ struct afd_dirh {
 	long zdir;
 	const struct afd_arrinfo *ai;  /* array and B.zarr/ folders */
 	char *names[AE_COUNT];   /* array folder entry names (NULL = absent) */
-	struct afd_zfolder *zf;  /* a `.zarr/` group: its model, referenced */
+	struct afd_zarr_folder *zf;  /* a `.zarr/` group: its model, referenced */
 	uint64_t sub;            /* `.zarr/` nodes: their sub (nodes.h) */
 };
 
@@ -41,7 +41,7 @@ void afd_dir_close(struct afd_dirh *d)
 		closedir(d->dp);
 	afd_src_put(d->sf);
 	afd_stack_put(d->stk);
-	afd_zfolder_put(d->zf);
+	afd_zarr_folder_put(d->zf);
 	for (int i = 0; i < AE_COUNT; i++)
 		free(d->names[i]);
 	free(d->path);
@@ -58,7 +58,7 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 	d->kind = n->kind;
 	d->zdir = -1;
 	d->self_ino = afd_ino_of_sub(n->path, n->member, n->entry,
-				     afd_zg_kind(n->kind) ? n->sub : 0);
+				     afd_zarr_group_kind(n->kind) ? n->sub : 0);
 	d->sub = n->sub;
 	d->path = strdup(n->path);
 	d->member = n->member ? strdup(n->member) : NULL;
@@ -90,7 +90,7 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 		return 0;
 	}
 	if (n->kind == NK_ZGROUP) {
-		rc = afd_zfolder_get(c, n->path, n->member, false, &d->zf);
+		rc = afd_zarr_folder_get(c, n->path, n->member, false, &d->zf);
 		if (rc < 0)
 			goto fail;
 		*out = d;
@@ -261,14 +261,14 @@ static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
 			name = zent.name;
 			dt = DT_REG;
 		} else if (d->kind == NK_ZGARRAY) {
-			if (!afd_zg_array_listed(&d->ai->zarr, d->path,
+			if (!afd_zarr_group_array_listed(&d->ai->zarr, d->path,
 						 d->member, d->sub, k - 2,
 						 &zent, &ino))
 				break;
 			name = zent.name;
 			dt = DT_REG;
 		} else if (d->kind == NK_ZGROUP) {
-			if (!afd_zg_listed(d->zf, d->sub, k - 2, zent.name,
+			if (!afd_zarr_group_listed(d->zf, d->sub, k - 2, zent.name,
 					   &name, &ino, &dt))
 				break;
 		} else {

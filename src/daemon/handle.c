@@ -15,7 +15,7 @@
 #include "stackread.h"
 #include "tree.h"
 #include "zarr_chunks.h"
-#include "zgroup_tree.h"
+#include "zarr_group_nodes.h"
 
 uint64_t afd_handle_version(const struct afd_handle *h)
 {
@@ -154,10 +154,10 @@ static int open_view(struct afd_ctx *c, struct afd_node *n,
 		     struct afd_failure *why);
 
 /* A `.zarr/` text: a group's file, or a child array's metadata
- * (zgroup_tree.h). `.zmetadata` is made again and must be the document
+ * (zarr_group_nodes.h). `.zmetadata` is made again and must be the document
  * the node was looked up as: else -ESTALE, and the kernel looks it up
  * again (a reader never gets a size of one and bytes of another). */
-static int open_zgroup_text(struct afd_ctx *c, struct afd_node *n,
+static int open_zarr_group_text(struct afd_ctx *c, struct afd_node *n,
 			    struct afd_handle *h, uint64_t *version,
 			    struct afd_failure *why)
 {
@@ -174,12 +174,12 @@ static int open_zgroup_text(struct afd_ctx *c, struct afd_node *n,
 		return rc;
 	af_status st = AF_OK;
 	if (zmeta) {
-		rc = afd_zgroup_zmetadata(c, n->path, n->member, &h->text,
+		rc = afd_zarr_group_zmetadata(c, n->path, n->member, &h->text,
 					  &h->tlen);
-		if (rc == 0 && afd_zg_doc_key(h->text, h->tlen) != n->version)
+		if (rc == 0 && afd_zarr_group_doc_key(h->text, h->tlen) != n->version)
 			rc = -ESTALE;
 	} else {
-		st = afd_zg_text(&id, r.ai, &h->text, &h->tlen);
+		st = afd_zarr_group_text(&id, r.ai, &h->text, &h->tlen);
 	}
 	*version = n->version ? n->version : afd_version_of(&id, &r);
 	afd_attr(c, &id, &r, &h->attr);
@@ -412,7 +412,7 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 	bool zg_text = n->kind == NK_ZGFILE ||
 		       (n->kind == NK_ZGAFILE && afd_entry_is_text(n->entry));
 	int rc = n->kind == NK_FILE ? open_plain(c, n, h, &version) :
-		 zg_text ? open_zgroup_text(c, n, h, &version, why) :
+		 zg_text ? open_zarr_group_text(c, n, h, &version, why) :
 		 open_sourced(c, n, h, &version, why);
 	if (rc < 0) {
 		afd_handle_close(h);

@@ -51,7 +51,7 @@ enum afd_nkind {
 	NK_ENTRY = 7,    /* one file of an array directory */
 	NK_ZARRDIR = 8,  /* B.zarr/ of an array directory (entry AE_ZARR) */
 	NK_ZARRFILE = 9, /* a file in B.zarr/ (AE_ZARRAY .. AE_ZCHUNK) */
-	/* `.zarr/` (zgroup.h): path and member are the folder's (a mirrored
+	/* `.zarr/` (zarr_group_models.h): path and member are the folder's (a mirrored
 	 * folder: member NULL; an npz folder: its prefix "" or "a/"), sub the
 	 * depth below the `.zarr` it was reached from (0: `.zarr` itself), so
 	 * that one folder seen as `.zarr` and as a sub-group are two folders */

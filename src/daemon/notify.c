@@ -246,7 +246,7 @@ static void invalidate(struct afd_ctx *c, const char *path, bool drop)
 	}
 	/* a change, or events lost (NULL): new `.zarr` models at next lookup */
 	if (drop || !path)
-		afd_zgroup_changed(c);
+		afd_zarr_group_changed(c);
 	struct afd_inval *v = NULL;
 	long cnt = afd_nodes_collect(&c->nodes, path, &v);
 	for (long i = 0; i < cnt; i++) {

@@ -36,7 +36,7 @@
 #include "ops.h"
 #include "ops_i.h"
 #include "tree.h"
-#include "zgroup_tree.h"
+#include "zarr_group_nodes.h"
 
 /* Answer failure @p rc of @p req: the one boundary (see the top). */
 static void afd_fail(fuse_req_t req, int rc, const struct afd_failure *why)
@@ -228,14 +228,14 @@ static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 		__atomic_store_n(&n->wd, afd_notify_watch(c, n->path, &watched),
 				 __ATOMIC_RELEASE);
 		__atomic_store_n(&n->watched, watched, __ATOMIC_RELEASE);
-	} else if (created && !afd_zg_kind(n->kind)) {
+	} else if (created && !afd_zarr_group_kind(n->kind)) {
 		/* its source's changes are seen in the folder holding it */
 		__atomic_store_n(&n->watched,
 				 __atomic_load_n(&p->watched, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 	}
 	/* a `.zarr/` node is never watched: what it shows depends on a whole
-	 * folder, so the kernel keeps it briefly (zgroup.h) */
+	 * folder, so the kernel keeps it briefly (zarr_group_models.h) */
 	e->ino = afd_nodes_id(&c->nodes, n);
 	e->generation = n->gen;
 	e->entry_timeout = cache_secs(c, p);

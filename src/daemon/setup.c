@@ -122,11 +122,11 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 	c->have_pipe_key = true;
 	afd_stacks_init(&c->stacks, &c->root);
 	c->have_stacks = true;
-	if (afd_zgroups_init(&c->zgroups) < 0) {
+	if (afd_zarr_groups_init(&c->zarr_groups) < 0) {
 		fprintf(stderr, "arrayfs: out of memory\n");
 		return -1;
 	}
-	c->have_zgroups = true;
+	c->have_zarr_groups = true;
 	afd_openset_init(&c->open);
 	c->have_open = true;
 	afd_openless_set_init(&c->openless);
@@ -179,8 +179,8 @@ void afd_ctx_destroy(struct afd_ctx *c)
 	/* stacks hold parsed sources: before the source cache */
 	if (c->have_stacks)
 		afd_stacks_destroy(&c->stacks);
-	if (c->have_zgroups)
-		afd_zgroups_destroy(&c->zgroups);
+	if (c->have_zarr_groups)
+		afd_zarr_groups_destroy(&c->zarr_groups);
 	if (c->nodes.id_tab)
 		afd_nodes_destroy(&c->nodes);
 	if (c->srcs.tab)

@@ -12,7 +12,7 @@
 #include "stackdir.h"
 #include "tree.h"
 #include "zarr_store.h"
-#include "zgroup_tree.h"
+#include "zarr_group_nodes.h"
 
 static const char *const entry_fixed[AE_COUNT] = {
 	[AE_DATA] = "data", [AE_SHAPE] = "shape", [AE_DTYPE] = "dtype",
@@ -164,8 +164,8 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 	if (fd_out)
 		*fd_out = -1;
 	int rc = 0;
-	if (afd_zg_kind(id->kind))
-		return afd_zg_resolve(c, id, fd_out, r);
+	if (afd_zarr_group_kind(id->kind))
+		return afd_zarr_group_resolve(c, id, fd_out, r);
 	switch (id->kind) {
 	case NK_DIR:
 	case NK_FILE:
@@ -401,7 +401,7 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	}
 	if (rc == -ENOENT)
 		/* no source entry of that name: the folder's group? */
-		return afd_zg_lookup_hidden(c, parent, name, child, r);
+		return afd_zarr_group_lookup_hidden(c, parent, name, child, r);
 	if (rc < 0)
 		return rc;
 	if (S_ISDIR(r->st.st_mode)) {
@@ -526,7 +526,7 @@ static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
 	rc = afd_resolve(c, child, NULL, r);
 	if (rc == -ENOENT)
 		/* no member of that name: the folder's group? */
-		rc = afd_zg_lookup_hidden(c, parent, name, child, r);
+		rc = afd_zarr_group_lookup_hidden(c, parent, name, child, r);
 	return rc;
 }
 
@@ -556,7 +556,7 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 		break;
 	case NK_ZGROUP:
 	case NK_ZGARRAY:
-		rc = afd_zg_lookup(c, parent, name, child, r);
+		rc = afd_zarr_group_lookup(c, parent, name, child, r);
 		break;
 	default:
 		return -ENOTDIR;

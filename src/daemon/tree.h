@@ -39,7 +39,7 @@ struct afd_res {
 	 * a fresh lstat of that version */
 	bool summed;
 	struct afd_arrsum sum;
-	/* `.zarr/` files (zgroup_tree.h): a text's size, and .zmetadata's
+	/* `.zarr/` files (zarr_group_nodes.h): a text's size, and .zmetadata's
 	 * version (the digest of its document) */
 	uint64_t zsize, zkey;
 };

@@ -7,16 +7,16 @@
  * Invariants:
  *  - Nothing is listed or parsed for a group until a name under `.zarr`
  *    is looked up or resolved.
- *  - An afd_zfolder is one version of one folder's model: its entries,
+ *  - An afd_zarr_folder is one version of one folder's model: its entries,
  *    the parses they came from (referenced), and its key, a digest of
  *    every entry's name, kind and source version. Frozen once published;
  *    refs atomic.
- *  - Bounded: AFD_ZG_CACHED models for lookups and listings are kept
+ *  - Bounded: AFD_ZARR_GROUP_CACHED models for lookups and listings are kept
  *    (LRU), without headers; a walk of a sub-tree builds its own models,
  *    headers kept, one per level, freed as it leaves each folder: never
  *    the whole tree, and nothing of it kept after the walk.
  *  - Fresh: a model is used only while no inotify event came for the mount
- *    since it was built (afd_zgroup_changed bumps one generation) and for
+ *    since it was built (afd_zarr_group_changed bumps one generation) and for
  *    at most AFD_STACK_UNWATCHED_MS; group nodes are never cached by the
  *    kernel longer than that (ops.c), so a child added, removed or changed
  *    shows at the next lookup.
@@ -25,8 +25,8 @@
  *    ever sees two versions of the tree mixed.
  *  - Locking: the cache lock is a leaf; models are built outside it.
  */
-#ifndef ARRAYFS_DAEMON_ZGROUP_H
-#define ARRAYFS_DAEMON_ZGROUP_H
+#ifndef ARRAYFS_DAEMON_ZARR_GROUP_MODELS_H
+#define ARRAYFS_DAEMON_ZARR_GROUP_MODELS_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -39,11 +39,11 @@
 struct afd_ctx;
 
 /** The hidden name of the group in every folder. */
-#define AFD_ZGROUP_NAME ".zarr"
+#define AFD_ZARR_GROUP_NAME ".zarr"
 /** Folder models kept. */
-#define AFD_ZG_CACHED 8u
+#define AFD_ZARR_GROUP_CACHED 8u
 /** Walks of one `.zmetadata` while the notifier sees changes. */
-#define AFD_ZG_WALK_TRIES 3u
+#define AFD_ZARR_GROUP_WALK_TRIES 3u
 
 /** Where a folder of a group lies: a mirrored folder or an npz folder. */
 struct afd_zloc {
@@ -51,7 +51,7 @@ struct afd_zloc {
 	char *prefix;   /* npz: "" or "a/"; NULL: a mirrored folder */
 };
 
-struct afd_zfolder {
+struct afd_zarr_folder {
 	unsigned refs;               /* atomic */
 	struct afd_zloc loc;
 	struct afd_src *npz;         /* npz: the archive's parse, referenced */
@@ -68,38 +68,38 @@ struct afd_zfolder {
 	uint64_t gen, made_ms;       /* when it was built */
 };
 
-struct afd_zgroups {
+struct afd_zarr_groups {
 	pthread_mutex_t lock;        /* the slots and gen (a leaf) */
-	struct afd_zfolder *slot[AFD_ZG_CACHED];
-	uint64_t used[AFD_ZG_CACHED];
+	struct afd_zarr_folder *slot[AFD_ZARR_GROUP_CACHED];
+	uint64_t used[AFD_ZARR_GROUP_CACHED];
 	uint64_t gen, tick;
 };
 
-int afd_zgroups_init(struct afd_zgroups *z);
-void afd_zgroups_destroy(struct afd_zgroups *z);
+int afd_zarr_groups_init(struct afd_zarr_groups *z);
+void afd_zarr_groups_destroy(struct afd_zarr_groups *z);
 /** Something changed under the mount (inotify): models are rebuilt. */
-void afd_zgroup_changed(struct afd_ctx *c);
+void afd_zarr_group_changed(struct afd_ctx *c);
 
 /**
  * The current model of the folder at @p path / @p prefix (prefix NULL: a
  * mirrored folder); with @p arrays, one that keeps its headers (a folder
  * of more than AF_ZARR_CONSOLIDATED_MAX_ARRAYS array files then gives
  * -E2BIG: no `.zmetadata` can hold it). Entries left out are logged once.
- * Returns 0 (*out referenced: afd_zfolder_put), -ENOENT (no such
+ * Returns 0 (*out referenced: afd_zarr_folder_put), -ENOENT (no such
  * folder), -E2BIG, -ENOMEM, -errno.
  */
-int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
-		    bool arrays, struct afd_zfolder **out);
-void afd_zfolder_put(struct afd_zfolder *f);
+int afd_zarr_folder_get(struct afd_ctx *c, const char *path, const char *prefix,
+		    bool arrays, struct afd_zarr_folder **out);
+void afd_zarr_folder_put(struct afd_zarr_folder *f);
 
 /**
  * `.zmetadata` of the group at @p path / @p prefix, built now (again,
- * up to AFD_ZG_WALK_TRIES walks, while the notifier saw a change during
+ * up to AFD_ZARR_GROUP_WALK_TRIES walks, while the notifier saw a change during
  * the walk): *doc malloc'd (the caller frees), *len its length.
  * Returns 0, -ENOENT (past AF_ZARR_CONSOLIDATED_MAX_ARRAYS arrays or
  * AF_ZARR_GROUP_MAX_DEPTH levels, logged once), -ENOMEM.
  */
-int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
+int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
 			 const char *prefix, char **doc, size_t *len);
 
-#endif /* ARRAYFS_DAEMON_ZGROUP_H */
+#endif /* ARRAYFS_DAEMON_ZARR_GROUP_MODELS_H */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for `.zarr/` (src/daemon/zgroup.c, zgroup_tree.c): the hidden
+/* Tests for `.zarr/` (src/daemon/zarr_group_models.c, zarr_group_nodes.c): the hidden
  * lookup, the nodes of a group and of its child arrays, `.zmetadata`'s
  * version, and the models' freshness. Nothing mounted: lookups, opens and
  * reads are made as the handlers make them. */
@@ -13,7 +13,7 @@
 #include "export.h"
 #include "fail.h"
 #include "handle.h"
-#include "zgroup.h"
+#include "zarr_group_models.h"
 
 static char *dir;
 static struct afd_ctx c;
@@ -37,7 +37,7 @@ static void teardown(void)
 
 static struct afd_node *group(void)
 {
-	return aftd_must(&c, c.nodes.root, AFD_ZGROUP_NAME);
+	return aftd_must(&c, c.nodes.root, AFD_ZARR_GROUP_NAME);
 }
 
 START_TEST(the_group_is_found_by_name_and_holds_its_files)
@@ -91,7 +91,7 @@ START_TEST(the_same_folder_as_group_and_sub_group_are_two_folders)
 	aftd_write_npy(subdir, "a.npy", 4, 0);
 	free(subdir);
 	struct afd_node *sub = aftd_must(&c, c.nodes.root, "sub");
-	struct afd_node *own = aftd_must(&c, sub, AFD_ZGROUP_NAME);
+	struct afd_node *own = aftd_must(&c, sub, AFD_ZARR_GROUP_NAME);
 	struct afd_node *as_child = aftd_must(&c, group(), "sub");
 	ck_assert_ptr_ne(own, as_child);
 	ck_assert_uint_eq(as_child->sub, 1);
@@ -156,7 +156,7 @@ START_TEST(zmetadata_is_a_new_node_when_the_tree_changes)
 	ck_assert_ptr_eq(zmeta(), m1);
 	aftd_write_npy(dir, "b.npy", 4, 0);
 	/* told by the notifier: a new model and document at once */
-	afd_zgroup_changed(&c);
+	afd_zarr_group_changed(&c);
 	struct afd_node *m2 = zmeta();
 	ck_assert_ptr_ne(m2, m1);
 	ck_assert_uint_ne(m2->version, m1->version);
@@ -200,7 +200,7 @@ START_TEST(an_npz_folder_is_a_group)
 	/* members a.npy .. e.npy */
 	aftd_copy(aft_fixture("zip/descriptor_stored.npz"), dir, "r.npz");
 	struct afd_node *npz = aftd_must(&c, c.nodes.root, "r.npz");
-	struct afd_node *g = aftd_must(&c, npz, AFD_ZGROUP_NAME);
+	struct afd_node *g = aftd_must(&c, npz, AFD_ZARR_GROUP_NAME);
 	ck_assert_int_eq(g->kind, NK_ZGROUP);
 	ck_assert_str_eq(g->member, "");
 	struct afd_node *a = aftd_must(&c, g, "a");
@@ -269,14 +269,14 @@ START_TEST(forgotten_group_nodes_come_back_or_are_stale)
 	ck_assert_int_eq(aftd_forget(&c, n, 1), 1);
 	/* the tree changes: the old document's id is stale */
 	aftd_write_npy(dir, "b.npy", 10, 0);
-	afd_zgroup_changed(&c);
+	afd_zarr_group_changed(&c);
 	ck_assert_int_eq(afd_export_lookup(&c, m_id, false, &n, &st), -ESTALE);
 }
 END_TEST
 
-static Suite *zgroup_suite(void)
+static Suite *zarr_group_suite(void)
 {
-	Suite *s = suite_create("daemon_zgroup");
+	Suite *s = suite_create("daemon_zarr_group");
 	TCase *tc = tcase_create("lookup");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, the_group_is_found_by_name_and_holds_its_files);
@@ -300,5 +300,5 @@ static Suite *zgroup_suite(void)
 
 int main(void)
 {
-	return aft_run(zgroup_suite());
+	return aft_run(zarr_group_suite());
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `.zarr/`: one folder's entries listed for the codec's group model, the
  * models kept (bounded, fresh), and `.zmetadata` walked from them. */
-#include "zgroup.h"
+#include "zarr_group_models.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include "path.h"
 #include "stackdir.h"
 
-int afd_zgroups_init(struct afd_zgroups *z)
+int afd_zarr_groups_init(struct afd_zarr_groups *z)
 {
 	memset(z, 0, sizeof(*z));
 	return pthread_mutex_init(&z->lock, NULL) == 0 ? 0 : -ENOMEM;
@@ -29,7 +29,7 @@ static void loc_free(struct afd_zloc *l)
 	l->path = l->prefix = NULL;
 }
 
-static void folder_free(struct afd_zfolder *f)
+static void folder_free(struct afd_zarr_folder *f)
 {
 	af_zarr_group_free(&f->g);
 	for (size_t i = 0; i < f->n; i++) {
@@ -47,24 +47,24 @@ static void folder_free(struct afd_zfolder *f)
 	free(f);
 }
 
-void afd_zfolder_put(struct afd_zfolder *f)
+void afd_zarr_folder_put(struct afd_zarr_folder *f)
 {
 	if (f && __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		folder_free(f);
 }
 
-void afd_zgroups_destroy(struct afd_zgroups *z)
+void afd_zarr_groups_destroy(struct afd_zarr_groups *z)
 {
-	for (unsigned i = 0; i < AFD_ZG_CACHED; i++)
-		afd_zfolder_put(z->slot[i]);
+	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
+		afd_zarr_folder_put(z->slot[i]);
 	pthread_mutex_destroy(&z->lock);
 }
 
-void afd_zgroup_changed(struct afd_ctx *c)
+void afd_zarr_group_changed(struct afd_ctx *c)
 {
-	pthread_mutex_lock(&c->zgroups.lock);
-	c->zgroups.gen++;
-	pthread_mutex_unlock(&c->zgroups.lock);
+	pthread_mutex_lock(&c->zarr_groups.lock);
+	c->zarr_groups.gen++;
+	pthread_mutex_unlock(&c->zarr_groups.lock);
 }
 
 static bool same_loc(const struct afd_zloc *l, const char *path,
@@ -76,7 +76,7 @@ static bool same_loc(const struct afd_zloc *l, const char *path,
 }
 
 /* Room for one more entry of @p f (grown by doubling). */
-static int grow(struct afd_zfolder *f, size_t *cap)
+static int grow(struct afd_zarr_folder *f, size_t *cap)
 {
 	if (f->n < *cap)
 		return 0;
@@ -97,7 +97,7 @@ static int grow(struct afd_zfolder *f, size_t *cap)
 }
 
 /* Append entry @p name of @p kind; a sub-group at @p sub_path/@p sub_prefix. */
-static int add_entry(struct afd_zfolder *f, size_t *cap, const char *name,
+static int add_entry(struct afd_zarr_folder *f, size_t *cap, const char *name,
 		     af_zarr_group_kind kind, struct afd_src *sf,
 		     const af_array *a, const char *sub_path,
 		     const char *sub_prefix)
@@ -128,7 +128,7 @@ static int add_entry(struct afd_zfolder *f, size_t *cap, const char *name,
 }
 
 /* One name of a mirrored folder: what the mount shows it as. */
-static int list_one(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap,
+static int list_one(struct afd_ctx *c, struct afd_zarr_folder *f, size_t *cap,
 		    const char *name, unsigned char dt)
 {
 	char *child = afd_path_join(f->loc.path, name);
@@ -185,7 +185,7 @@ static int list_one(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap,
 	return rc;
 }
 
-static int list_folder(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap)
+static int list_folder(struct afd_ctx *c, struct afd_zarr_folder *f, size_t *cap)
 {
 	int fd = afd_srcpath_open(&c->root, f->loc.path, O_RDONLY | O_DIRECTORY);
 	if (fd == -EXDEV || fd == -ENOTDIR)
@@ -220,7 +220,7 @@ static int list_folder(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap)
 	return rc;
 }
 
-static int list_npz(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap)
+static int list_npz(struct afd_ctx *c, struct afd_zarr_folder *f, size_t *cap)
 {
 	int rc = afd_src_get(c, f->loc.path, NULL, NULL, &f->npz);
 	if (rc < 0)
@@ -266,7 +266,7 @@ static int list_npz(struct afd_ctx *c, struct afd_zfolder *f, size_t *cap)
 }
 
 /* Say once why each entry worth it is not a child. */
-static void log_left(struct afd_ctx *c, const struct afd_zfolder *f)
+static void log_left(struct afd_ctx *c, const struct afd_zarr_folder *f)
 {
 	for (size_t i = 0; i < f->g.nleft; i++) {
 		const af_zarr_group_left_out *l = &f->g.left[i];
@@ -280,12 +280,12 @@ static void log_left(struct afd_ctx *c, const struct afd_zfolder *f)
 			     "%s%s%s%s: not in its folder's %s group: %s",
 			     root ? "" : f->loc.path, root ? "" : "/",
 			     f->loc.prefix ? f->loc.prefix : "", name,
-			     AFD_ZGROUP_NAME, af_zarr_group_left_phrase(l->why));
+			     AFD_ZARR_GROUP_NAME, af_zarr_group_left_phrase(l->why));
 	}
 }
 
 /* A model for lookups and listings only: the headers go. */
-static void drop_arrays(struct afd_zfolder *f)
+static void drop_arrays(struct afd_zarr_folder *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
 		f->e[i].array = NULL;
@@ -295,9 +295,9 @@ static void drop_arrays(struct afd_zfolder *f)
 }
 
 static int build(struct afd_ctx *c, const char *path, const char *prefix,
-		 bool arrays, struct afd_zfolder **out)
+		 bool arrays, struct afd_zarr_folder **out)
 {
-	struct afd_zfolder *f = calloc(1, sizeof(*f));
+	struct afd_zarr_folder *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->refs = 1;
@@ -328,15 +328,15 @@ static int build(struct afd_ctx *c, const char *path, const char *prefix,
 	return 0;
 }
 
-int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
-		    bool arrays, struct afd_zfolder **out)
+int afd_zarr_folder_get(struct afd_ctx *c, const char *path, const char *prefix,
+		    bool arrays, struct afd_zarr_folder **out)
 {
-	struct afd_zgroups *z = &c->zgroups;
+	struct afd_zarr_groups *z = &c->zarr_groups;
 	uint64_t now = afd_now_ms(c);
 	pthread_mutex_lock(&z->lock);
 	uint64_t gen = z->gen;
-	for (unsigned i = 0; i < AFD_ZG_CACHED; i++) {
-		struct afd_zfolder *f = z->slot[i];
+	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++) {
+		struct afd_zarr_folder *f = z->slot[i];
 		if (f && !arrays && f->gen == gen &&
 		    now - f->made_ms < AFD_STACK_UNWATCHED_MS &&
 		    same_loc(&f->loc, path, prefix)) {
@@ -348,7 +348,7 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 		}
 	}
 	pthread_mutex_unlock(&z->lock);
-	struct afd_zfolder *f;
+	struct afd_zarr_folder *f;
 	int rc = build(c, path, prefix, arrays, &f);
 	if (rc < 0)
 		return rc;
@@ -364,14 +364,14 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 	__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&z->lock);
 	unsigned lru = 0;
-	for (unsigned i = 1; i < AFD_ZG_CACHED; i++)
+	for (unsigned i = 1; i < AFD_ZARR_GROUP_CACHED; i++)
 		if (z->used[i] < z->used[lru])
 			lru = i;
-	struct afd_zfolder *old = z->slot[lru];
+	struct afd_zarr_folder *old = z->slot[lru];
 	z->slot[lru] = f;
 	z->used[lru] = ++z->tick;
 	pthread_mutex_unlock(&z->lock);
-	afd_zfolder_put(old);
+	afd_zarr_folder_put(old);
 	*out = f;
 	return 0;
 }
@@ -379,7 +379,7 @@ int afd_zfolder_get(struct afd_ctx *c, const char *path, const char *prefix,
 /* A walk's folders, one model per level (af_zarr_walk's list/release). */
 struct walk_ctx {
 	struct afd_ctx *c;
-	struct afd_zfolder *held[AF_ZARR_GROUP_MAX_DEPTH + 2];
+	struct afd_zarr_folder *held[AF_ZARR_GROUP_MAX_DEPTH + 2];
 	unsigned nheld;
 	FILE *out;     /* the document so far (open_memstream) */
 };
@@ -393,8 +393,8 @@ static af_status walk_list(void *ctx, void *folder,
 	if (w->nheld >= AF_ZARR_GROUP_MAX_DEPTH + 2)
 		return af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
 				    "groups nested too deep");
-	struct afd_zfolder *f = NULL;
-	int rc = afd_zfolder_get(w->c, l->path, l->prefix, true, &f);
+	struct afd_zarr_folder *f = NULL;
+	int rc = afd_zarr_folder_get(w->c, l->path, l->prefix, true, &f);
 	if (rc == -ENOMEM)
 		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				    "out of memory for a group");
@@ -418,9 +418,9 @@ static void walk_release(void *ctx, void *folder,
 	struct walk_ctx *w = ctx;
 	/* released in the reverse order of listing: the last one held */
 	for (unsigned i = w->nheld; i-- > 0;) {
-		struct afd_zfolder *f = w->held[i];
+		struct afd_zarr_folder *f = w->held[i];
 		if ((f ? f->e : NULL) == entries) {
-			afd_zfolder_put(f);
+			afd_zarr_folder_put(f);
 			w->held[i] = w->held[--w->nheld];
 			return;
 		}
@@ -438,9 +438,9 @@ static af_status keep(void *ctx, const char *text, size_t len, af_error *err)
 
 static uint64_t changes_seen(struct afd_ctx *c)
 {
-	pthread_mutex_lock(&c->zgroups.lock);
-	uint64_t gen = c->zgroups.gen;
-	pthread_mutex_unlock(&c->zgroups.lock);
+	pthread_mutex_lock(&c->zarr_groups.lock);
+	uint64_t gen = c->zarr_groups.gen;
+	pthread_mutex_unlock(&c->zarr_groups.lock);
 	return gen;
 }
 
@@ -460,7 +460,7 @@ static af_status walk_once(struct afd_ctx *c, struct afd_zloc *root,
 			      .max_chunk_bytes = c->opts.zarr_chunk };
 	af_status st = af_zarr_consolidated_write(&walk, root, keep, &w, err);
 	while (w.nheld)
-		afd_zfolder_put(w.held[--w.nheld]);
+		afd_zarr_folder_put(w.held[--w.nheld]);
 	if (fclose(w.out) != 0 && st == AF_OK)
 		st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
 				  "out of memory for .zmetadata");
@@ -471,7 +471,7 @@ static af_status walk_once(struct afd_ctx *c, struct afd_zloc *root,
 	return st;
 }
 
-int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
+int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
 			 const char *prefix, char **doc, size_t *len)
 {
 	struct afd_zloc root = { (char *)path, (char *)prefix };
@@ -483,7 +483,7 @@ int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
 	/* a walk during which the notifier saw a change may hold folders
 	 * of two versions of the tree: made again (a bounded number of
 	 * times: a tree that never stops changing gets its last walk) */
-	for (unsigned tries = 0; tries < AFD_ZG_WALK_TRIES; tries++) {
+	for (unsigned tries = 0; tries < AFD_ZARR_GROUP_WALK_TRIES; tries++) {
 		uint64_t gen = changes_seen(c);
 		free(text);
 		st = walk_once(c, &root, &text, &tlen, &err);
@@ -502,7 +502,7 @@ int afd_zgroup_zmetadata(struct afd_ctx *c, const char *path,
 				0 };
 	afd_log_once(&c->log, &k, AFD_LOG_WARN,
 		     "%s/%s%s: no .zmetadata: %s (readers list the group instead)",
-		     path, prefix ? prefix : "", AFD_ZGROUP_NAME,
+		     path, prefix ? prefix : "", AFD_ZARR_GROUP_NAME,
 		     err.msg);
 	return -ENOENT;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* `.zarr/` nodes: lookup, resolve, texts and listings (zgroup_tree.h). */
-#include "zgroup_tree.h"
+/* `.zarr/` nodes: lookup, resolve, texts and listings (zarr_group_nodes.h). */
+#include "zarr_group_nodes.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,13 +27,13 @@ static const struct {
 #define NGROUP_FILES (sizeof(group_files) / sizeof(group_files[0]))
 static const char zmeta_name[] = ".zmetadata";
 
-bool afd_zg_kind(enum afd_nkind k)
+bool afd_zarr_group_kind(enum afd_nkind k)
 {
 	return k == NK_ZGROUP || k == NK_ZGFILE || k == NK_ZGARRAY ||
 	       k == NK_ZGAFILE;
 }
 
-enum afd_entry afd_zg_store_entry(enum afd_entry e)
+enum afd_entry afd_zarr_group_store_entry(enum afd_entry e)
 {
 	switch (e) {
 	case AE_ZGA: return AE_ZARR;
@@ -55,7 +55,7 @@ static enum afd_entry group_entry_of_store(enum afd_entry e)
 	}
 }
 
-uint64_t afd_zg_doc_key(const char *doc, size_t len)
+uint64_t afd_zarr_group_doc_key(const char *doc, size_t len)
 {
 	uint64_t k = afd_hash_mix(afd_hash_bytes(AFD_FNV_SEED, doc, len));
 	return k ? k : 1;
@@ -73,7 +73,7 @@ static const char *key_of(const struct afd_id *id, uint64_t full,
 	return leaf;
 }
 
-af_status afd_zg_text(const struct afd_id *id, const struct afd_arrinfo *ai,
+af_status afd_zarr_group_text(const struct afd_id *id, const struct afd_arrinfo *ai,
 		      char **out, size_t *len)
 {
 	af_error err;
@@ -114,12 +114,12 @@ static int size_group_file(struct afd_ctx *c, const struct afd_id *id,
 	char *text = NULL;
 	size_t len = 0;
 	if (id->entry == AE_ZG_ZMETA) {
-		int rc = afd_zgroup_zmetadata(c, id->path, id->member, &text,
+		int rc = afd_zarr_group_zmetadata(c, id->path, id->member, &text,
 					      &len);
 		if (rc < 0)
 			return rc;
-		r->zkey = afd_zg_doc_key(text, len);
-	} else if (afd_zg_text(id, NULL, &text, &len) != AF_OK) {
+		r->zkey = afd_zarr_group_doc_key(text, len);
+	} else if (afd_zarr_group_text(id, NULL, &text, &len) != AF_OK) {
 		return -ENOMEM;
 	}
 	free(text);
@@ -127,7 +127,7 @@ static int size_group_file(struct afd_ctx *c, const struct afd_id *id,
 	return 0;
 }
 
-int afd_zg_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
+int afd_zarr_group_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 		   struct afd_res *r)
 {
 	int rc;
@@ -141,7 +141,7 @@ int afd_zg_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 	}
 	/* a child array is its B.zarr/, its files B.zarr/'s */
 	struct afd_id s = { id->kind == NK_ZGARRAY ? NK_ZARRDIR : NK_ZARRFILE,
-			    afd_zg_store_entry(id->entry), id->path, id->member,
+			    afd_zarr_group_store_entry(id->entry), id->path, id->member,
 			    id->name,
 			    id->entry == AE_ZGA_ZCHUNK ? id->sub : 0 };
 	rc = afd_resolve(c, &s, fd_out, r);
@@ -149,7 +149,7 @@ int afd_zg_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 		return rc;
 	char *text;
 	size_t len;
-	if (afd_zg_text(id, r->ai, &text, &len) != AF_OK) {
+	if (afd_zarr_group_text(id, r->ai, &text, &len) != AF_OK) {
 		afd_res_release(r);
 		return -ENOMEM;
 	}
@@ -169,15 +169,15 @@ static int set_group(struct afd_id *child, const char *path,
 	return !child->path || (prefix && !child->member) ? -ENOMEM : 0;
 }
 
-int afd_zg_lookup_hidden(struct afd_ctx *c, const struct afd_node *parent,
+int afd_zarr_group_lookup_hidden(struct afd_ctx *c, const struct afd_node *parent,
 			 const char *name, struct afd_id *child,
 			 struct afd_res *r)
 {
-	if (strcmp(name, AFD_ZGROUP_NAME) != 0)
+	if (strcmp(name, AFD_ZARR_GROUP_NAME) != 0)
 		return -ENOENT;
 	afd_id_free(child);
 	int rc = set_group(child, parent->path, parent->member, 0);
-	return rc < 0 ? rc : afd_zg_resolve(c, child, NULL, r);
+	return rc < 0 ? rc : afd_zarr_group_resolve(c, child, NULL, r);
 }
 
 /* A name in group @p parent: one of its files, or a child. */
@@ -195,15 +195,15 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 		child->member = parent->member ? strdup(parent->member) : NULL;
 		if (!child->path || (parent->member && !child->member))
 			return -ENOMEM;
-		int rc = afd_zg_resolve(c, child, NULL, r);
+		int rc = afd_zarr_group_resolve(c, child, NULL, r);
 		/* `.zmetadata` is one document: its version the digest, its
 		 * sub the length, so the node keeps its own size (nodes.h) */
 		if (rc == 0 && child->entry == AE_ZG_ZMETA)
 			child->sub = r->zsize;
 		return rc;
 	}
-	struct afd_zfolder *f;
-	int rc = afd_zfolder_get(c, parent->path, parent->member, false, &f);
+	struct afd_zarr_folder *f;
+	int rc = afd_zarr_folder_get(c, parent->path, parent->member, false, &f);
 	if (rc < 0)
 		return rc;
 	const af_zarr_group_child *ch = af_zarr_group_find(&f->g, name,
@@ -230,8 +230,8 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 		if (!child->path || (f->loc.prefix && !child->member))
 			rc = -ENOMEM;
 	}
-	afd_zfolder_put(f);
-	return rc < 0 ? rc : afd_zg_resolve(c, child, NULL, r);
+	afd_zarr_folder_put(f);
+	return rc < 0 ? rc : afd_zarr_group_resolve(c, child, NULL, r);
 }
 
 /* A name in child array `.zarr/KEY/`: B.zarr/'s names. */
@@ -240,7 +240,7 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 			struct afd_res *r)
 {
 	struct afd_id self = afd_id_of(parent);
-	int rc = afd_zg_resolve(c, &self, NULL, r);
+	int rc = afd_zarr_group_resolve(c, &self, NULL, r);
 	enum afd_entry e;
 	uint64_t sub;
 	if (rc == 0)
@@ -255,10 +255,10 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 	child->member = parent->member ? strdup(parent->member) : NULL;
 	if (!child->path || (parent->member && !child->member))
 		return -ENOMEM;
-	return afd_zg_resolve(c, child, NULL, r);
+	return afd_zarr_group_resolve(c, child, NULL, r);
 }
 
-int afd_zg_lookup(struct afd_ctx *c, const struct afd_node *parent,
+int afd_zarr_group_lookup(struct afd_ctx *c, const struct afd_node *parent,
 		  const char *name, struct afd_id *child, struct afd_res *r)
 {
 	if (parent->kind == NK_ZGROUP)
@@ -268,7 +268,7 @@ int afd_zg_lookup(struct afd_ctx *c, const struct afd_node *parent,
 	return -ENOTDIR;
 }
 
-bool afd_zg_listed(const struct afd_zfolder *f, uint64_t depth, uint64_t i,
+bool afd_zarr_group_listed(const struct afd_zarr_folder *f, uint64_t depth, uint64_t i,
 		   char key[NAME_MAX + 1], const char **name, uint64_t *ino,
 		   unsigned char *dt)
 {
@@ -310,7 +310,7 @@ bool afd_zg_listed(const struct afd_zfolder *f, uint64_t depth, uint64_t i,
 	return true;
 }
 
-bool afd_zg_array_listed(const struct afd_zarrinfo *z, const char *path,
+bool afd_zarr_group_array_listed(const struct afd_zarrinfo *z, const char *path,
 			 const char *member, uint64_t sub, uint64_t i,
 			 af_zarr_entry *out, uint64_t *ino)
 {
