@@ -22,7 +22,7 @@ int afd_zarr_groups_init(struct afd_zarr_groups *z)
 	return pthread_mutex_init(&z->lock, NULL) == 0 ? 0 : -ENOMEM;
 }
 
-static void loc_free(struct afd_zloc *l)
+static void loc_free(struct afd_zarr_group_loc *l)
 {
 	free(l->path);
 	free(l->prefix);
@@ -67,7 +67,7 @@ void afd_zarr_group_changed(struct afd_ctx *c)
 	pthread_mutex_unlock(&c->zarr_groups.lock);
 }
 
-static bool same_loc(const struct afd_zloc *l, const char *path,
+static bool same_loc(const struct afd_zarr_group_loc *l, const char *path,
 		     const char *prefix)
 {
 	if (strcmp(l->path, path) != 0 || !l->prefix != !prefix)
@@ -87,7 +87,7 @@ static int grow(struct afd_zarr_folder *f, size_t *cap)
 	struct afd_src **s = realloc(f->srcs, want * sizeof(*s));
 	if (s)
 		f->srcs = s;
-	struct afd_zloc *l = realloc(f->sub, want * sizeof(*l));
+	struct afd_zarr_group_loc *l = realloc(f->sub, want * sizeof(*l));
 	if (l)
 		f->sub = l;
 	if (!e || !s || !l)
@@ -110,7 +110,7 @@ static int add_entry(struct afd_zarr_folder *f, size_t *cap, const char *name,
 	f->e[i] = (af_zarr_group_entry){ .name = strdup(name), .kind = kind,
 					 .array = a };
 	f->srcs[i] = sf;
-	f->sub[i] = (struct afd_zloc){ NULL, NULL };
+	f->sub[i] = (struct afd_zarr_group_loc){ NULL, NULL };
 	f->n++;
 	if (!f->e[i].name)
 		return -ENOMEM;
@@ -389,7 +389,7 @@ static af_status walk_list(void *ctx, void *folder,
 			   af_error *err)
 {
 	struct walk_ctx *w = ctx;
-	const struct afd_zloc *l = folder;
+	const struct afd_zarr_group_loc *l = folder;
 	if (w->nheld >= AF_ZARR_GROUP_MAX_DEPTH + 2)
 		return af_error_set(err, AF_E_LIMIT, AF_NO_OFFSET,
 				    "groups nested too deep");
@@ -445,7 +445,7 @@ static uint64_t changes_seen(struct afd_ctx *c)
 }
 
 /* One walk of the sub-tree at @p root into *text (malloc'd, *tlen). */
-static af_status walk_once(struct afd_ctx *c, struct afd_zloc *root,
+static af_status walk_once(struct afd_ctx *c, struct afd_zarr_group_loc *root,
 			   char **text, size_t *tlen, af_error *err)
 {
 	struct walk_ctx w = { .c = c };
@@ -474,7 +474,7 @@ static af_status walk_once(struct afd_ctx *c, struct afd_zloc *root,
 int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
 			 const char *prefix, char **doc, size_t *len)
 {
-	struct afd_zloc root = { (char *)path, (char *)prefix };
+	struct afd_zarr_group_loc root = { (char *)path, (char *)prefix };
 	af_error err;
 	af_error_clear(&err);
 	af_status st = AF_OK;

@@ -46,19 +46,19 @@ struct afd_ctx;
 #define AFD_ZARR_GROUP_WALK_TRIES 3u
 
 /** Where a folder of a group lies: a mirrored folder or an npz folder. */
-struct afd_zloc {
+struct afd_zarr_group_loc {
 	char *path;     /* source path of the folder, or of the npz */
 	char *prefix;   /* npz: "" or "a/"; NULL: a mirrored folder */
 };
 
 struct afd_zarr_folder {
 	unsigned refs;               /* atomic */
-	struct afd_zloc loc;
+	struct afd_zarr_group_loc loc;
 	struct afd_src *npz;         /* npz: the archive's parse, referenced */
 	size_t n;
 	af_zarr_group_entry *e;      /* the entries the model is built from */
 	struct afd_src **srcs;       /* folder: each array entry's parse or NULL */
-	struct afd_zloc *sub;        /* per entry: where a sub-group lies */
+	struct afd_zarr_group_loc *sub;        /* per entry: where a sub-group lies */
 	af_zarr_group g;
 	/* entries keep their headers (e[i].array, srcs): a walk's model for
 	 * `.zmetadata`; else they are dropped once the model is built, and

@@ -212,7 +212,7 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 	if (!ch) {
 		rc = -ENOENT;
 	} else if (!ch->is_array) {
-		const struct afd_zloc *l = &f->sub[ch->entry];
+		const struct afd_zarr_group_loc *l = &f->sub[ch->entry];
 		rc = set_group(child, l->path, l->prefix, depth);
 	} else {
 		const char *ename = f->e[ch->entry].name;
@@ -290,7 +290,7 @@ bool afd_zarr_group_listed(const struct afd_zarr_folder *f, uint64_t depth, uint
 	*name = key;
 	*dt = DT_DIR;
 	if (!ch->is_array) {
-		const struct afd_zloc *l = &f->sub[ch->entry];
+		const struct afd_zarr_group_loc *l = &f->sub[ch->entry];
 		*ino = afd_ino_of_sub(l->path, l->prefix, AE_ZGROUP, depth + 1);
 		return true;
 	}
