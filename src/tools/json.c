@@ -39,9 +39,15 @@ static size_t utf8_len(const unsigned char *s)
 
 void json_string(FILE *out, const char *str)
 {
+	putc('"', out);
+	json_string_body(out, str);
+	putc('"', out);
+}
+
+void json_string_body(FILE *out, const char *str)
+{
 	const unsigned char *s = (const unsigned char *)str;
 
-	putc('"', out);
 	while (*s) {
 		unsigned c = *s;
 		size_t n;
@@ -68,5 +74,4 @@ void json_string(FILE *out, const char *str)
 		fwrite(s, 1, n, out);
 		s += n;
 	}
-	putc('"', out);
 }
