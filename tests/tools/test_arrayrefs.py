@@ -109,8 +109,6 @@ class TestRead(RefsCase):
         got = refscorpus.read_refs(self.out)
         np.testing.assert_array_equal(got["long"], np.arange(100003, dtype="u1"))
 
-    @unittest.skipUnless(__import__("importlib").util.find_spec("xarray"),
-                         "xarray is not installed")
     def test_xarray_opens_an_npz(self):
         import xarray
         p = run([ARRAYREFS, "-o", self.out, os.path.join(self.src, "run.npz")])
