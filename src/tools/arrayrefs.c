@@ -69,19 +69,39 @@ static char *default_prefix(const char *source)
 	return url;
 }
 
+/*
+ * Where the document goes: OUT itself when it is no regular file (a
+ * device, a pipe: never renamed over, never removed), else a temporary
+ * file beside it, renamed over it once whole, so a failure leaves OUT as
+ * it was. *tmp gets the temporary file's name (NULL: none).
+ */
+static FILE *open_output(const char *output, char **tmp)
+{
+	struct stat sb;
+	*tmp = NULL;
+	if (!output)
+		return stdout;
+	if (stat(output, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return fopen(output, "w");
+	int fd = cli_temp_beside(output, PROG, tmp);
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (fd >= 0 && !out) {
+		close(fd);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return out;
+}
+
 static int write_refs(const refs_opts *o, const char *output)
 {
-	FILE *out = output ? fopen(output, "w") : stdout;
+	char *tmp;
+	FILE *out = open_output(output, &tmp);
 	if (!out) {
 		fprintf(stderr, PROG ": %s: %s\n", output, strerror(errno));
 		return EXIT_WRITE;
 	}
-	/* a partial document is removed, but only from a regular file: never
-	 * a device or a pipe given as FILE (unlinking /dev/full as root
-	 * would delete the device) */
-	struct stat sb;
-	bool regular = output && fstat(fileno(out), &sb) == 0 &&
-		       S_ISREG(sb.st_mode);
 	refs_outcome res;
 	af_error err;
 	af_error_clear(&err);
@@ -91,12 +111,19 @@ static int write_refs(const refs_opts *o, const char *output)
 		st = af_error_set(&err, AF_E_IO, AF_NO_OFFSET, "%s: %s", output,
 				  strerror(errno));
 	}
+	if (st == AF_OK && tmp && rename(tmp, output) != 0) {
+		res.write_errno = errno;
+		st = af_error_set(&err, AF_E_IO, AF_NO_OFFSET, "%s: %s", output,
+				  strerror(errno));
+	}
 	if (st != AF_OK) {
 		cli_report(PROG, o->source, &err);
-		if (regular)
-			unlink(output);
-		return res.write_errno ? EXIT_WRITE : EXIT_SOURCE;
+		if (tmp)
+			unlink(tmp);
 	}
+	free(tmp);
+	if (st != AF_OK)
+		return res.write_errno ? EXIT_WRITE : EXIT_SOURCE;
 	return res.left_out ? EXIT_LEFT_OUT : 0;
 }
 

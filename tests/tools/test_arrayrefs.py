@@ -162,6 +162,23 @@ class TestStatus(RefsCase):
         p = run([ARRAYREFS, "-o", self.out, self.src])
         self.assertEqual(p.returncode, 3)
 
+    def test_a_failure_leaves_the_output_as_it_was(self):
+        good = os.path.join(self.src, "c2d.npy")
+        self.assertEqual(run([ARRAYREFS, "-o", self.out, good]).returncode, 0)
+        with open(self.out, "rb") as f:
+            before = f.read()
+        mask = os.umask(0)
+        os.umask(mask)
+        self.assertEqual(stat.S_IMODE(os.stat(self.out).st_mode), 0o666 & ~mask)
+        text = os.path.join(self.tmp, "notes.txt")
+        with open(text, "w") as f:
+            f.write("no array")
+        self.assertEqual(run([ARRAYREFS, "-o", self.out, text]).returncode, 1)
+        with open(self.out, "rb") as f:
+            self.assertEqual(f.read(), before)
+        self.assertEqual(sorted(os.listdir(self.tmp)),
+                         ["notes.txt", "refs.json", "src"])
+
     def test_stdout_and_a_hostile_header(self):
         with open(os.path.join(self.src, "bad.npy"), "wb") as f:
             f.write(b"\x93NUMPY\x01\x00\xff\xff{'descr': '<f8'")
