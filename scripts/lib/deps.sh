@@ -24,6 +24,7 @@ test_packages=(
   attr man-db groff-base valgrind
   build-essential debhelper dpkg-dev lintian fakeroot
   samba smbclient python3-smbc nginx curl python3-fsspec python3-aiohttp python3-requests
+  rclone
   python3-zarr python3-xarray python3-dask python3-distributed gdal-bin
   python3-gdal teem-apps
   python3-vtk9 nodejs
