@@ -80,6 +80,20 @@ def main():
         z.writestr("a.npy", npy_bytes(arrays["bool"]))
     put(d, "dup.npz", b.getvalue())
 
+    # fuzz_refs: a kind byte (0 npy, 1 ra, 2 npz; its high bits the grid),
+    # then the file
+    d = os.path.join(corpus, "fuzz_refs")
+    long = np.arange(1009, dtype="<u2")
+    for i, (kind, data) in enumerate([
+            (0x00, npy_bytes(long)), (0x30, npy_bytes(arrays["f4_f"])),
+            (0x10, npy_bytes(np.arange(3 * 101, dtype="<f8").reshape(3, 101))),
+            (0x00, npy_bytes(arrays["obj"])), (0x20, npy_bytes(arrays["struct"])),
+            (0x01, open(os.path.join(root, "tests", "fuzz", "corpus", "fuzz_ra", "be_0d.ra"),
+                        "rb").read()),
+            (0x02, open(os.path.join(root, "tests", "fuzz", "corpus", "fuzz_zip", "stored.npz"),
+                        "rb").read())]):
+        put(d, "seed%d" % i, bytes([kind]) + data)
+
     d = os.path.join(corpus, "fuzz_inflate")
     for i, plain in enumerate([b"", b"a" * 1000, rng.integers(0, 4, 70000, dtype=np.uint8).tobytes(),
                                np.arange(5000, dtype="<f4").tobytes()]):

@@ -24,7 +24,9 @@ test_packages=(
   attr man-db groff-base valgrind
   build-essential debhelper dpkg-dev lintian fakeroot
   samba smbclient python3-smbc nginx curl python3-fsspec python3-aiohttp python3-requests
-  python3-zarr python3-dask python3-distributed python3-xarray gdal-bin python3-gdal teem-apps
+  rclone
+  python3-zarr python3-xarray python3-dask python3-distributed gdal-bin
+  python3-gdal teem-apps
   python3-vtk9 nodejs
   nfs-ganesha nfs-ganesha-vfs libnfs-utils iproute2
 )

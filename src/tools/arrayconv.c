@@ -203,20 +203,6 @@ out:
 	return rc;
 }
 
-/* "dir/.name.arrayconv-XXXXXX" next to out, for mkstemp. NULL: no memory. */
-static char *temp_template(const char *out)
-{
-	const char *slash = strrchr(out, '/');
-	size_t dirlen = slash ? (size_t)(slash - out + 1) : 0;
-	const char *base = out + dirlen;
-	size_t n = dirlen + strlen(base) + 32;
-	char *t = malloc(n);
-
-	if (t)
-		snprintf(t, n, "%.*s.%s.arrayconv-XXXXXX", (int)dirlen, out, base);
-	return t;
-}
-
 /* Put tmp in place of out: atomically, and without -f never over a file. */
 static int install_output(const conv_opts *o, const char *tmp)
 {
@@ -246,7 +232,6 @@ static int write_file(const conv_opts *o, const cli_array *a, af_view *v)
 {
 	struct stat st;
 	char *tmp;
-	mode_t mask;
 	int fd, rc;
 
 	if (lstat(o->out, &st) == 0) {
@@ -259,25 +244,11 @@ static int write_file(const conv_opts *o, const cli_array *a, af_view *v)
 			return EXIT_FAILED;
 		}
 	}
-	tmp = temp_template(o->out);
-	if (!tmp) {
-		fail(o->out, "out of memory");
-		return EXIT_FAILED;
-	}
-	fd = mkstemp(tmp);
+	fd = cli_temp_beside(o->out, PROG, &tmp);
 	if (fd < 0) {
 		fprintf(stderr, PROG ": %s: cannot create a temporary file "
 			"next to it: %s\n", o->out, strerror(errno));
-		free(tmp);
 		return EXIT_FAILED;
-	}
-	/* mkstemp makes 0600; a converted file gets the usual 0666 & ~umask. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0) {
-		fail(o->out, strerror(errno));
-		rc = EXIT_FAILED;
-		goto done;
 	}
 	rc = copy_out(o, a, v, fd);
 	if (rc == 0 && fsync(fd) != 0) {
@@ -288,12 +259,8 @@ static int write_file(const conv_opts *o, const cli_array *a, af_view *v)
 		fail(o->out, strerror(errno));
 		rc = EXIT_FAILED;
 	}
-	fd = -1;
 	if (rc == 0)
 		rc = install_output(o, tmp);
-done:
-	if (fd >= 0)
-		close(fd);
 	if (rc != 0)
 		unlink(tmp);
 	free(tmp);

@@ -55,6 +55,33 @@ void cli_file_close(cli_file *f)
 	f->fd = -1;
 }
 
+int cli_temp_beside(const char *out, const char *tool, char **tmp)
+{
+	const char *slash = strrchr(out, '/');
+	int dirlen = slash ? (int)(slash - out + 1) : 0;
+	size_t n = strlen(out) + strlen(tool) + 16;
+	*tmp = malloc(n);
+	if (!*tmp) {
+		errno = ENOMEM;
+		return -1;
+	}
+	snprintf(*tmp, n, "%.*s.%s.%s-XXXXXX", dirlen, out, out + dirlen, tool);
+	int fd = mkstemp(*tmp);
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fd >= 0 && fchmod(fd, 0666 & ~mask) == 0)
+		return fd;
+	int e = errno;
+	if (fd >= 0) {
+		close(fd);
+		unlink(*tmp);
+	}
+	free(*tmp);
+	*tmp = NULL;
+	errno = e;
+	return -1;
+}
+
 cli_kind cli_kind_of_name(const char *name)
 {
 	switch (af_array_name_kind(name, false)) {

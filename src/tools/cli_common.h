@@ -80,6 +80,14 @@ void cli_report(const char *prog, const char *what, const af_error *err);
 /** Fill err for a failed system call on @p what (errno is read here). */
 af_status cli_errno_error(af_error *err, const char *what);
 
+/**
+ * Create a temporary file beside @p out ("DIR/.NAME.TOOL-XXXXXX"), to be
+ * renamed over @p out once written whole, with the mode a new file gets
+ * (0666 & ~umask; mkstemp's is 0600). Returns its fd and sets *tmp (the
+ * caller frees it), or -1 with errno set and *tmp NULL.
+ */
+int cli_temp_beside(const char *out, const char *tool, char **tmp);
+
 /** "npy", "ra" or "npz". */
 const char *cli_kind_name(cli_kind k);
 

@@ -3,6 +3,7 @@
 #include "json.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* Length of the valid UTF-8 sequence at s, or 0 if the bytes are not one. */
 static size_t utf8_len(const unsigned char *s)
@@ -39,34 +40,58 @@ static size_t utf8_len(const unsigned char *s)
 
 void json_string(FILE *out, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
-
 	putc('"', out);
+	json_string_body(out, str);
+	putc('"', out);
+}
+
+/* Escaped text gathered for one write: a write a byte, or a run, was most
+ * of arrayrefs' time (metadata texts are full of quotes and line ends). */
+typedef struct json_buf {
+	FILE *out;
+	size_t len;
+	char text[4096];
+} json_buf;
+
+static void put_bytes(json_buf *b, const void *p, size_t n)
+{
+	if (b->len + n > sizeof(b->text)) {
+		fwrite(b->text, 1, b->len, b->out);
+		b->len = 0;
+	}
+	memcpy(b->text + b->len, p, n);
+	b->len += n;
+}
+
+void json_string_body(FILE *out, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	json_buf b;
+
+	b.out = out;
+	b.len = 0;
 	while (*s) {
 		unsigned c = *s;
-		size_t n;
+		size_t n = c >= 0x80 ? utf8_len(s) : 1;
+		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 
 		switch (c) {
-		case '"': fputs("\\\"", out); s++; continue;
-		case '\\': fputs("\\\\", out); s++; continue;
-		case '\n': fputs("\\n", out); s++; continue;
-		case '\r': fputs("\\r", out); s++; continue;
-		case '\t': fputs("\\t", out); s++; continue;
-		default: break;
+		case '"': put_bytes(&b, "\\\"", 2); break;
+		case '\\': put_bytes(&b, "\\\\", 2); break;
+		case '\n': put_bytes(&b, "\\n", 2); break;
+		case '\r': put_bytes(&b, "\\r", 2); break;
+		case '\t': put_bytes(&b, "\\t", 2); break;
+		default:
+			/* a control byte, or one not part of valid UTF-8 (Latin-1) */
+			if (c < 0x20 || c == 0x7f || n == 0) {
+				put_bytes(&b, esc, sizeof(esc));
+				n = 1;
+			} else {
+				put_bytes(&b, s, n);
+			}
 		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-			s++;
-			continue;
-		}
-		n = utf8_len(s);
-		if (n == 0) {
-			fprintf(out, "\\u%04x", c);
-			s++;
-			continue;
-		}
-		fwrite(s, 1, n, out);
 		s += n;
 	}
-	putc('"', out);
+	fwrite(b.text, 1, b.len, out);
 }

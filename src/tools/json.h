@@ -15,4 +15,7 @@
  */
 void json_string(FILE *out, const char *s);
 
+/** json_string's escaped text without the quotes (a piece of a string). */
+void json_string_body(FILE *out, const char *s);
+
 #endif /* ARRAYFS_TOOLS_JSON_H */

@@ -524,10 +524,11 @@ class FuzzRegressionsTest(unittest.TestCase):
 
     KINDS = {"fuzz_npy": ".npy", "fuzz_zip": ".npz", "fuzz_ra": ".ra"}
     # inputs that are no file of their own (a descr string, a raw deflate
-    # stream, one decoded by both engines, a saved index file): scripts/fuzz
-    # replays them through their targets
+    # stream, one decoded by both engines, a saved index file, a kind byte
+    # and a file for arrayrefs' writer): scripts/fuzz replays them through
+    # their targets
     NOT_MOUNTABLE = {"fuzz_dtype", "fuzz_inflate", "fuzz_inflate_diff",
-                     "fuzz_lz4_index", "fuzz_inflate_index"}
+                     "fuzz_lz4_index", "fuzz_inflate_index", "fuzz_refs"}
 
     def regression_inputs(self, root):
         """{file name in the source: bytes} of every mountable input."""

@@ -127,7 +127,7 @@ class TestDebianPackages(unittest.TestCase):
 
     def test_arrayfs_holds_daemon_tools_man_pages_examples_and_docs(self):
         got = self.contents("arrayfs")
-        for prog in ["arrayfs", "arrayinfo", "arrayconv"]:
+        for prog in ["arrayfs", "arrayinfo", "arrayconv", "arrayrefs"]:
             self.assertIn("/usr/bin/" + prog, got)
             self.assertIn("/usr/share/man/man1/%s.1.gz" % prog, got)
         self.assertIn("/usr/share/doc/arrayfs/examples/mnt-arrays.mount", got)
@@ -184,7 +184,7 @@ class TestDebianPackages(unittest.TestCase):
 
     def test_extracted_daemon_runs(self):
         env = dict(build_env(), LD_LIBRARY_PATH=self.libdir)
-        for prog in ["arrayfs", "arrayinfo", "arrayconv"]:
+        for prog in ["arrayfs", "arrayinfo", "arrayconv", "arrayrefs"]:
             with self.subTest(prog=prog):
                 r = run([os.path.join(self.root, "usr", "bin", prog),
                          "--version"], env=env)

@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 """
 
 MAN_PAGES = ["man1/arrayfs.1", "man1/arrayinfo.1", "man1/arrayconv.1",
+             "man1/arrayrefs.1",
              "man3/arrayfs.3"]
 
 
@@ -82,7 +83,7 @@ class TestInstall(unittest.TestCase):
         self.assertEqual(self.install_rc, 0, self.install_log)
 
     def test_binaries(self):
-        for prog in ["arrayfs", "arrayinfo", "arrayconv"]:
+        for prog in ["arrayfs", "arrayinfo", "arrayconv", "arrayrefs"]:
             with self.subTest(prog=prog):
                 path = os.path.join(self.bindir, prog)
                 self.assertTrue(os.access(path, os.X_OK), path)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""arrayinfo and arrayconv under valgrind: no invalid access, no leak, on
+"""arrayinfo, arrayconv and arrayrefs under valgrind: no invalid access, no leak, on
 good and broken input. valgrind is a dependency of the tests (scripts/lib/deps.sh
 test installs it): without it these tests fail, they never skip."""
 import os
@@ -11,6 +11,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from toolslib import ARRAYCONV, ARRAYINFO, REFERENCE, fixture, run  # noqa: E402
+
+ARRAYREFS = os.environ.get("ARRAYREFS_BIN", "arrayrefs")
 
 VALGRIND = shutil.which("valgrind")
 ERR = 99  # valgrind's exit status when it found an error
@@ -60,6 +62,21 @@ class TestValgrind(unittest.TestCase):
                 with self.subTest(src=src):
                     r = vg([ARRAYCONV, src, os.path.join(tmp, "x.ra")])
                     self.assertEqual(r.returncode, 1, r.stderr.decode())
+
+    def test_arrayrefs_writes_and_verifies(self):
+        # the broken folder: headers left out (status 3); small chunks and
+        # inline bounds, so tails go inline and get grids of their own
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "refs.json")
+            for path, status in [(fixture("good"), 3), (fixture("broken"), 3),
+                                 (fixture("good", "stored.npz"), 0),
+                                 ("/nonexistent", 1)]:
+                with self.subTest(path=path):
+                    r = vg([ARRAYREFS, "--chunk", "100", "--inline-max", "32",
+                            "--mount-url", "http://host/m", "-o", out, path])
+                    self.assertEqual(r.returncode, status, r.stderr.decode())
+            r = vg([ARRAYREFS, "--verify", out])
+            self.assertEqual(r.returncode, 0, r.stderr.decode())
 
 
 if __name__ == "__main__":
