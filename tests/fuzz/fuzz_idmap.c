@@ -29,7 +29,8 @@ static void check_map(struct afd_idmap *m)
 	for (const struct afd_idrec *r = afd_idmap_first(m, &it); r;
 	     r = afd_idmap_next(&it), n++) {
 		if (!afd_idmap_path_ok(r->path, strlen(r->path)) || r->id < 2 ||
-		    r->id >= m->next_id || r->kind > NK_ZARRFILE || !r->gen)
+		    r->id >= m->next_id || r->kind < NK_DIR ||
+		    r->kind > AFD_NKIND_LAST || r->entry > AFD_ENTRY_LAST || !r->gen)
 			abort();
 	}
 	if (n != m->count || n > m->max)

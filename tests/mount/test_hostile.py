@@ -524,11 +524,12 @@ class FuzzRegressionsTest(unittest.TestCase):
 
     KINDS = {"fuzz_npy": ".npy", "fuzz_zip": ".npz", "fuzz_ra": ".ra"}
     # inputs that are no file of their own (a descr string, a raw deflate
-    # stream, one decoded by both engines, a saved index file, a kind byte
-    # and a file for arrayrefs' writer): scripts/fuzz replays them through
-    # their targets
+    # stream, one decoded by both engines, a saved index file, a kind byte and
+    # a file for arrayrefs' writer, an id map file): scripts/fuzz replays them
+    # through their targets
     NOT_MOUNTABLE = {"fuzz_dtype", "fuzz_inflate", "fuzz_inflate_diff",
-                     "fuzz_lz4_index", "fuzz_inflate_index", "fuzz_refs"}
+                     "fuzz_lz4_index", "fuzz_inflate_index", "fuzz_refs",
+                     "fuzz_idmap"}
 
     def regression_inputs(self, root):
         """{file name in the source: bytes} of every mountable input."""
