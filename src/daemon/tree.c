@@ -156,6 +156,9 @@ static int resolve_npz(struct afd_ctx *c, const struct afd_id *id,
 	return 0;
 }
 
+static int resolve_zarr_group(struct afd_ctx *c, const struct afd_id *id,
+			      int *fd_out, struct afd_res *r);
+
 int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 		struct afd_res *r)
 {
@@ -165,7 +168,7 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 		*fd_out = -1;
 	int rc = 0;
 	if (afd_zarr_group_kind(id->kind))
-		return afd_zarr_group_resolve(c, id, fd_out, r);
+		return resolve_zarr_group(c, id, fd_out, r);
 	switch (id->kind) {
 	case NK_DIR:
 	case NK_FILE:
@@ -225,6 +228,59 @@ int afd_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
 			*fd_out = -1;
 		}
 	}
+	return rc;
+}
+
+/* A `.zarr/` node: its base identity resolved, then sized (zarr_group_nodes.h). */
+static int resolve_zarr_group(struct afd_ctx *c, const struct afd_id *id,
+			      int *fd_out, struct afd_res *r)
+{
+	struct afd_id base;
+	afd_zarr_group_base(id, &base);
+	int rc = afd_resolve(c, &base, fd_out, r);
+	if (rc == 0)
+		rc = afd_zarr_group_sized(c, id, r);
+	if (rc < 0)
+		afd_res_release(r);
+	return rc;
+}
+
+/*
+ * `.zarr` in folder @p parent, which has no source entry of that name:
+ * its group. Returns as afd_lookup, -ENOENT for any other name.
+ */
+static int lookup_zarr_group(struct afd_ctx *c, const struct afd_node *parent,
+			     const char *name, struct afd_id *child,
+			     struct afd_res *r)
+{
+	if (strcmp(name, AFD_ZARR_GROUP_NAME) != 0)
+		return -ENOENT;
+	afd_id_free(child);
+	int rc = afd_zarr_group_hidden(parent, child);
+	return rc < 0 ? rc : afd_resolve(c, child, NULL, r);
+}
+
+/* A name in a group (NK_ZGROUP) or in a child array's folder (NK_ZGARRAY). */
+static int lookup_in_zarr_group(struct afd_ctx *c,
+				const struct afd_node *parent,
+				const char *name, struct afd_id *child,
+				struct afd_res *r)
+{
+	int rc;
+	if (parent->kind == NK_ZGROUP) {
+		rc = afd_zarr_group_child(c, parent, name, child);
+	} else {
+		struct afd_id self = afd_id_of(parent);
+		rc = afd_resolve(c, &self, NULL, r);
+		if (rc == 0)
+			rc = afd_zarr_group_array_child(parent, r->ai, name,
+							child);
+		afd_res_release(r);
+	}
+	if (rc == 0)
+		rc = afd_resolve(c, child, NULL, r);
+	if (rc == 0)
+		afd_zarr_group_looked_up(child, r);
 	return rc;
 }
 
@@ -401,7 +457,7 @@ static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
 	}
 	if (rc == -ENOENT)
 		/* no source entry of that name: the folder's group? */
-		return afd_zarr_group_lookup_hidden(c, parent, name, child, r);
+		return lookup_zarr_group(c, parent, name, child, r);
 	if (rc < 0)
 		return rc;
 	if (S_ISDIR(r->st.st_mode)) {
@@ -526,7 +582,7 @@ static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
 	rc = afd_resolve(c, child, NULL, r);
 	if (rc == -ENOENT)
 		/* no member of that name: the folder's group? */
-		rc = afd_zarr_group_lookup_hidden(c, parent, name, child, r);
+		rc = lookup_zarr_group(c, parent, name, child, r);
 	return rc;
 }
 
@@ -556,7 +612,7 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 		break;
 	case NK_ZGROUP:
 	case NK_ZGARRAY:
-		rc = afd_zarr_group_lookup(c, parent, name, child, r);
+		rc = lookup_in_zarr_group(c, parent, name, child, r);
 		break;
 	default:
 		return -ENOTDIR;

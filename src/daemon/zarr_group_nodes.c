@@ -98,15 +98,6 @@ af_status afd_zarr_group_text(const struct afd_id *id, const struct afd_arrinfo 
 	return af_zarr_group_array_text(l, f, key, klen, out, len, &err);
 }
 
-/* The folder a group identity is: its NK_DIR or NK_NPZDIR resolved. */
-static int resolve_folder(struct afd_ctx *c, const struct afd_id *id,
-			  struct afd_res *r)
-{
-	struct afd_id f = { id->member ? NK_NPZDIR : NK_DIR, AE_NONE,
-			    id->path, id->member, id->name, 0 };
-	return afd_resolve(c, &f, NULL, r);
-}
-
 /* Size (and .zmetadata's version) of group file @p id. */
 static int size_group_file(struct afd_ctx *c, const struct afd_id *id,
 			   struct afd_res *r)
@@ -127,32 +118,34 @@ static int size_group_file(struct afd_ctx *c, const struct afd_id *id,
 	return 0;
 }
 
-int afd_zarr_group_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
-		   struct afd_res *r)
+void afd_zarr_group_base(const struct afd_id *id, struct afd_id *base)
 {
-	int rc;
+	memset(base, 0, sizeof(*base));
+	base->path = id->path;
+	base->member = id->member;
+	base->name = id->name;
 	if (id->kind == NK_ZGROUP || id->kind == NK_ZGFILE) {
-		rc = resolve_folder(c, id, r);
-		if (rc == 0 && id->kind == NK_ZGFILE)
-			rc = size_group_file(c, id, r);
-		if (rc < 0)
-			afd_res_release(r);
-		return rc;
+		base->kind = id->member ? NK_NPZDIR : NK_DIR;
+		base->entry = AE_NONE;
+		return;
 	}
 	/* a child array is its B.zarr/, its files B.zarr/'s */
-	struct afd_id s = { id->kind == NK_ZGARRAY ? NK_ZARRDIR : NK_ZARRFILE,
-			    afd_zarr_group_store_entry(id->entry), id->path, id->member,
-			    id->name,
-			    id->entry == AE_ZGA_ZCHUNK ? id->sub : 0 };
-	rc = afd_resolve(c, &s, fd_out, r);
-	if (rc < 0 || id->kind != NK_ZGAFILE || id->entry == AE_ZGA_ZCHUNK)
-		return rc;
+	base->kind = id->kind == NK_ZGARRAY ? NK_ZARRDIR : NK_ZARRFILE;
+	base->entry = afd_zarr_group_store_entry(id->entry);
+	base->sub = id->entry == AE_ZGA_ZCHUNK ? id->sub : 0;
+}
+
+int afd_zarr_group_sized(struct afd_ctx *c, const struct afd_id *id,
+			 struct afd_res *r)
+{
+	if (id->kind == NK_ZGFILE)
+		return size_group_file(c, id, r);
+	if (id->kind != NK_ZGAFILE || id->entry == AE_ZGA_ZCHUNK)
+		return 0;
 	char *text;
 	size_t len;
-	if (afd_zarr_group_text(id, r->ai, &text, &len) != AF_OK) {
-		afd_res_release(r);
+	if (afd_zarr_group_text(id, r->ai, &text, &len) != AF_OK)
 		return -ENOMEM;
-	}
 	free(text);
 	r->zsize = len;
 	return 0;
@@ -169,21 +162,13 @@ static int set_group(struct afd_id *child, const char *path,
 	return !child->path || (prefix && !child->member) ? -ENOMEM : 0;
 }
 
-int afd_zarr_group_lookup_hidden(struct afd_ctx *c, const struct afd_node *parent,
-			 const char *name, struct afd_id *child,
-			 struct afd_res *r)
+int afd_zarr_group_hidden(const struct afd_node *parent, struct afd_id *child)
 {
-	if (strcmp(name, AFD_ZARR_GROUP_NAME) != 0)
-		return -ENOENT;
-	afd_id_free(child);
-	int rc = set_group(child, parent->path, parent->member, 0);
-	return rc < 0 ? rc : afd_zarr_group_resolve(c, child, NULL, r);
+	return set_group(child, parent->path, parent->member, 0);
 }
 
-/* A name in group @p parent: one of its files, or a child. */
-static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
-			const char *name, struct afd_id *child,
-			struct afd_res *r)
+int afd_zarr_group_child(struct afd_ctx *c, const struct afd_node *parent,
+			 const char *name, struct afd_id *child)
 {
 	for (size_t i = 0; i < NGROUP_FILES + 1; i++) {
 		const char *fn = i < NGROUP_FILES ? group_files[i].name : zmeta_name;
@@ -195,12 +180,7 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 		child->member = parent->member ? strdup(parent->member) : NULL;
 		if (!child->path || (parent->member && !child->member))
 			return -ENOMEM;
-		int rc = afd_zarr_group_resolve(c, child, NULL, r);
-		/* `.zmetadata` is one document: its version the digest, its
-		 * sub the length, so the node keeps its own size (nodes.h) */
-		if (rc == 0 && child->entry == AE_ZG_ZMETA)
-			child->sub = r->zsize;
-		return rc;
+		return 0;
 	}
 	struct afd_zarr_folder *f;
 	int rc = afd_zarr_folder_get(c, parent->path, parent->member, false, &f);
@@ -231,21 +211,16 @@ static int lookup_group(struct afd_ctx *c, const struct afd_node *parent,
 			rc = -ENOMEM;
 	}
 	afd_zarr_folder_put(f);
-	return rc < 0 ? rc : afd_zarr_group_resolve(c, child, NULL, r);
+	return rc;
 }
 
-/* A name in child array `.zarr/KEY/`: B.zarr/'s names. */
-static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
-			const char *name, struct afd_id *child,
-			struct afd_res *r)
+int afd_zarr_group_array_child(const struct afd_node *parent,
+			       const struct afd_arrinfo *ai, const char *name,
+			       struct afd_id *child)
 {
-	struct afd_id self = afd_id_of(parent);
-	int rc = afd_zarr_group_resolve(c, &self, NULL, r);
 	enum afd_entry e;
 	uint64_t sub;
-	if (rc == 0)
-		rc = afd_zarr_name(&r->ai->zarr, name, &e, &sub);
-	afd_res_release(r);
+	int rc = afd_zarr_name(&ai->zarr, name, &e, &sub);
 	if (rc < 0)
 		return rc;
 	child->kind = NK_ZGAFILE;
@@ -255,17 +230,15 @@ static int lookup_array(struct afd_ctx *c, const struct afd_node *parent,
 	child->member = parent->member ? strdup(parent->member) : NULL;
 	if (!child->path || (parent->member && !child->member))
 		return -ENOMEM;
-	return afd_zarr_group_resolve(c, child, NULL, r);
+	return 0;
 }
 
-int afd_zarr_group_lookup(struct afd_ctx *c, const struct afd_node *parent,
-		  const char *name, struct afd_id *child, struct afd_res *r)
+void afd_zarr_group_looked_up(struct afd_id *child, const struct afd_res *r)
 {
-	if (parent->kind == NK_ZGROUP)
-		return lookup_group(c, parent, name, child, r);
-	if (parent->kind == NK_ZGARRAY)
-		return lookup_array(c, parent, name, child, r);
-	return -ENOTDIR;
+	/* `.zmetadata` is one document: its version the digest, its sub the
+	 * length, so the node keeps its own size (nodes.h) */
+	if (child->kind == NK_ZGFILE && child->entry == AE_ZG_ZMETA)
+		child->sub = r->zsize;
 }
 
 bool afd_zarr_group_listed(const struct afd_zarr_folder *f, uint64_t depth, uint64_t i,

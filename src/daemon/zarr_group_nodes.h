@@ -24,23 +24,47 @@
 /** True for the kinds of `.zarr/` nodes. */
 bool afd_zarr_group_kind(enum afd_nkind k);
 
-/**
- * Whether @p name in folder node @p parent (NK_DIR or NK_NPZDIR, which
- * has no source entry of that name) is its group: then *child and *r are
- * filled as afd_lookup's. Returns 0, or -ENOENT (not the group's name).
+/*
+ * A `.zarr/` node resolves through another identity (afd_zarr_group_base)
+ * and is then sized (afd_zarr_group_sized); a lookup under `.zarr/` makes
+ * the child's identity here and tree.c resolves it. This file never calls
+ * back into tree.c: it is a part tree.c asks, like zarr_store.c.
  */
-int afd_zarr_group_lookup_hidden(struct afd_ctx *c, const struct afd_node *parent,
-			 const char *name, struct afd_id *child,
+
+/**
+ * The identity @p id is served through, its strings borrowed from @p id:
+ * a group and its files, its folder (NK_DIR, or NK_NPZDIR of an npz
+ * folder); a child array `.zarr/KEY/` and its files, its B.zarr/ and
+ * B.zarr/'s files (NK_ZARRDIR, NK_ZARRFILE).
+ */
+void afd_zarr_group_base(const struct afd_id *id, struct afd_id *base);
+
+/**
+ * After @p id's base resolved into @p r: the size (r->zsize) of a group
+ * file or a child array's metadata file, and `.zmetadata`'s version
+ * (r->zkey). Returns 0, -ENOENT (no `.zmetadata`: too many arrays), -ENOMEM.
+ */
+int afd_zarr_group_sized(struct afd_ctx *c, const struct afd_id *id,
 			 struct afd_res *r);
 
-/** afd_lookup in a NK_ZGROUP or NK_ZGARRAY folder (nothing is opened:
- * a chunk file opens at its open, as in B.zarr/). */
-int afd_zarr_group_lookup(struct afd_ctx *c, const struct afd_node *parent,
-		  const char *name, struct afd_id *child, struct afd_res *r);
+/** The group `.zarr` of folder node @p parent (NK_DIR or NK_NPZDIR with no
+ * source entry of that name) into *child. Returns 0 or -ENOMEM. */
+int afd_zarr_group_hidden(const struct afd_node *parent, struct afd_id *child);
 
-/** afd_resolve of a `.zarr/` identity (afd_zarr_group_kind). */
-int afd_zarr_group_resolve(struct afd_ctx *c, const struct afd_id *id, int *fd_out,
-		   struct afd_res *r);
+/** The identity of @p name in group node @p parent (NK_ZGROUP): one of its
+ * files or a child. Returns 0, -ENOENT, -ENOMEM, -errno. */
+int afd_zarr_group_child(struct afd_ctx *c, const struct afd_node *parent,
+			 const char *name, struct afd_id *child);
+
+/** The identity of @p name in child array node @p parent (NK_ZGARRAY),
+ * whose array is @p ai: B.zarr/'s names (nothing is opened: a chunk file
+ * opens at its open, as in B.zarr/). Returns 0, -ENOENT, -ENOMEM. */
+int afd_zarr_group_array_child(const struct afd_node *parent,
+			       const struct afd_arrinfo *ai, const char *name,
+			       struct afd_id *child);
+
+/** After @p child resolved into @p r: what its identity keeps of it. */
+void afd_zarr_group_looked_up(struct afd_id *child, const struct afd_res *r);
 
 /** The B.zarr/ entry an AE_ZGA_* entry is served as (else @p e). */
 enum afd_entry afd_zarr_group_store_entry(enum afd_entry e);
