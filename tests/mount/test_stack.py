@@ -36,13 +36,14 @@ def npy_bytes(arr):
 
 
 def ra_bytes(arr, lz4_block=False):
-    """A RawArray file of C-order ARR (dims fastest first), LZ4 if asked."""
+    """A RawArray file of C-order ARR (dims fastest first), LZ4 if asked;
+    a big-endian ARR keeps its bytes and sets flags bit 0."""
     arr = np.ascontiguousarray(arr)
     eltype, elbyte = expect.ra_type_of(arr.dtype)
     raw = arr.tobytes()
     data = lz4.block.compress(raw, mode="default", store_size=False) \
         if lz4_block else raw
-    flags = 2 if lz4_block else 0
+    flags = (2 if lz4_block else 0) | (1 if arr.dtype.byteorder == ">" else 0)
     dims = list(arr.shape)[::-1]
     head = struct.pack("<6Q", expect.RA_MAGIC, flags, eltype, elbyte, len(data),
                        len(dims))

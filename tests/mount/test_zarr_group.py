@@ -42,12 +42,13 @@ FILES = {
     "x.ra": np.arange(4, dtype="<f4"),
     "flat.ra": np.arange(10, dtype="<i8").reshape(2, 5),
     "lz4.ra": np.arange(64, dtype="<u2").reshape(8, 8),
+    "big.ra": np.arange(-6, 6, dtype=">i4").reshape(3, 4),
     "sub/y.npy": np.array([[1.5, 2.5]], dtype="<f8"),
 }
 HIDDEN = {"__private.npy": np.zeros(2), ".dot.npy": np.zeros(2)}
 # the group's children: key -> (source path in the mount, member) or a group
 ROOT_ARRAYS = {"temperature", "big_endian", "fortran", "x.npy", "x.ra", "flat",
-               "lz4"}
+               "lz4", "big"}
 ROOT_GROUPS = {"run", "run.npz", "nested", "sub"}
 
 
