@@ -122,13 +122,12 @@ def serve_corpus(testcase, make_server, mount_args=()):
     return server
 
 
-class ServedCorpusCase(MountCase):
-    """The corpus mounted with -o allow_other (servers read as another
-    user than the one who mounted) and served by `make_server(mountpoint)`
-    as `cls.server`: started after the mount, stopped before the unmount
-    (a server holding the mount makes it EBUSY), checked alive after each
-    test. `cls.files` is served_files() of the corpus."""
-    make_source = staticmethod(make_source)
+class ServedCase(MountCase):
+    """A source (MountCase's `make_source` or `source`) mounted with
+    -o allow_other (servers read as another user than the one who
+    mounted) and served by `make_server(mountpoint)` as `cls.server`:
+    started after the mount, stopped before the unmount (a server holding
+    the mount makes it EBUSY), checked alive after each test."""
     mount_args = ("-o", "allow_other")
     make_server = None
 
@@ -141,7 +140,6 @@ class ServedCorpusCase(MountCase):
         except BaseException:
             super().tearDownClass()
             raise
-        cls.files = served_files(cls.src.path)
 
     @classmethod
     def tearDownClass(cls):
@@ -153,3 +151,14 @@ class ServedCorpusCase(MountCase):
     def tearDown(self):
         self.server.check_alive()
         super().tearDown()
+
+
+class ServedCorpusCase(ServedCase):
+    """The corpus above, served as ServedCase says; `cls.files` is
+    served_files() of it."""
+    make_source = staticmethod(make_source)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.files = served_files(cls.src.path)
