@@ -3,57 +3,19 @@
 // tests (tests/mount/lib/zarrita.py runs it).
 //
 // usage: node zread.mjs fs|fetch v2|v3 LOCATION...
-//   fs: each LOCATION is a folder (@zarrita/storage's FileSystemStore);
-//   fetch: each is a URL (FetchStore: HTTP GETs, as in a browser).
-// Prints one JSON line per LOCATION, in order: {"shape": [...],
-// "data_type": "...", "base64": the elements in C order, each in this
-// machine's byte order (bool as one byte 0/1)}, or {"error": "..."}.
+//   fs: each LOCATION is a folder; fetch: each is a URL (zarray.mjs).
+// Prints one JSON line per LOCATION, in order: zarray.mjs's arrayLine, or
+// {"error": "..."}.
 import * as zarr from "zarrita";
-import FileSystemStore from "@zarrita/storage/fs";
-import FetchStore from "@zarrita/storage/fetch";
-
-const typedArrays = {
-  bool: Uint8Array, int8: Int8Array, int16: Int16Array, int32: Int32Array,
-  int64: BigInt64Array, uint8: Uint8Array, uint16: Uint16Array,
-  uint32: Uint32Array, uint64: BigUint64Array, float32: Float32Array,
-  float64: Float64Array,
-};
+import { arrayLine, printLine, storeOf } from "./zarray.mjs";
 
 async function readOne(kind, version, location) {
-  const store = kind === "fetch" ? new FetchStore(location) : new FileSystemStore(location);
-  const node = zarr.root(store);
+  const node = zarr.root(storeOf(kind, location));
   const arr = version === "v3" ? await zarr.open.v3(node, { kind: "array" })
                                : await zarr.open.v2(node, { kind: "array" });
-  const typed = typedArrays[arr.dtype];
-  if (!typed) throw new Error(`no typed array here for ${arr.dtype}`);
-  let got = await zarr.get(arr);
-  if (got.shape === undefined) // a 0-d array gives its one element
-    got = { data: [got], shape: [], stride: [] };
-  const count = got.shape.reduce((a, b) => a * b, 1);
-  const bool = arr.dtype === "bool";
-  const out = new typed(count);
-  const index = new Array(got.shape.length).fill(0);
-  for (let i = 0; i < count; i++) {
-    let at = 0;
-    for (let d = 0; d < index.length; d++) at += index[d] * got.stride[d];
-    const v = got.data.get ? got.data.get(at) : got.data[at];
-    out[i] = bool ? (v ? 1 : 0) : v;
-    for (let d = index.length - 1; d >= 0; d--) {
-      if (++index[d] < got.shape[d]) break;
-      index[d] = 0;
-    }
-  }
-  const bytes = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-  return { shape: got.shape, data_type: arr.dtype, base64: bytes.toString("base64") };
+  return arrayLine(arr);
 }
 
 const [kind, version, ...locations] = process.argv.slice(2);
-for (const location of locations) {
-  let line;
-  try {
-    line = await readOne(kind, version, location);
-  } catch (e) {
-    line = { error: String(e && e.stack ? e.stack : e) };
-  }
-  console.log(JSON.stringify(line));
-}
+for (const location of locations)
+  await printLine(() => readOne(kind, version, location));

@@ -6,6 +6,7 @@ reader run with this machine's node.
     arr = zarrita.read(url, "v2", fetch=True)     # through HTTP GETs
     arrs = zarrita.read_all([folder, ...], "v3")  # one node run for many
     zarrita.assert_same(arrs[folder], numpy_array, "what")
+    head, got = zarrita.read_group(url, "v3", ["a", "sub/b", "sub/"], fetch=True)
 
 The first use installs tests/mount/js/package.json (its package-lock.json:
 exact versions of every package) with `npm ci` into a folder of the build
@@ -46,9 +47,18 @@ def readable(dtype, shape):
     return core and all(n > 0 for n in shape)
 
 
+def copy_scripts(root):
+    """Copy the .mjs scripts into ROOT, where node finds node_modules (on
+    every use: an install outlives edits of the scripts)."""
+    for name in os.listdir(JS):
+        if name.endswith(".mjs"):
+            shutil.copy(os.path.join(JS, name), root)
+
+
 def install():
     """The folder holding node_modules with the pinned zarrita (installed
-    on first use). Raises RuntimeError when npm fails."""
+    on first use) and the current scripts. Raises RuntimeError when npm
+    fails."""
     root = os.path.join(env_path("AF_BUILD_ROOT"), "zarrita-js")
     with open(os.path.join(JS, "package-lock.json"), "rb") as f:
         lock = f.read()
@@ -56,11 +66,13 @@ def install():
     if os.path.exists(stamp):
         with open(stamp, "rb") as f:
             if f.read() == lock:
+                copy_scripts(root)
                 return root
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
-    for name in ("package.json", "package-lock.json", "zread.mjs"):
+    for name in ("package.json", "package-lock.json"):
         shutil.copy(os.path.join(JS, name), root)
+    copy_scripts(root)
     npm = shutil.which("npm")
     if not npm:
         raise RuntimeError("npm is not installed: run scripts/lib/deps.sh test")
@@ -75,28 +87,52 @@ def install():
     return root
 
 
+def run_script(script, args, count):
+    """The COUNT JSON lines node SCRIPT (of tests/mount/js) prints for ARGS,
+    decoded. Raises AssertionError when node fails."""
+    root = install()
+    r = subprocess.run(["node", os.path.join(root, script)] + list(args),
+                       cwd=root, capture_output=True, text=True, timeout=READ_DEADLINE)
+    lines = r.stdout.splitlines()
+    if r.returncode != 0 or len(lines) != count:
+        raise AssertionError("zarrita (node %s) failed: %s" % (script, r.stderr.strip()))
+    return [json.loads(line) for line in lines]
+
+
+def decode(got):
+    """One line of zarray.mjs: a numpy array in C order, the error text (a
+    str), or, for a group, the line itself (a dict)."""
+    if "error" in got:
+        return got["error"]
+    if got.get("node_type") == "group":
+        return got
+    dtype = np.dtype(NUMPY_TYPES[got["data_type"]])
+    raw = base64.b64decode(got["base64"])
+    return np.frombuffer(raw, dtype=dtype).reshape(got["shape"])
+
+
 def read_all(locations, version, fetch=False):
     """The arrays at LOCATIONS (store folders, or their URLs with FETCH) as
     zarrita reads their VERSION ("v2": .zarray, "v3": zarr.json) metadata,
     in one node run: {location: numpy array in C order, or the error text
     (a str) for one zarrita could not read}."""
-    root = install()
-    r = subprocess.run(["node", os.path.join(root, "zread.mjs"),
-                        "fetch" if fetch else "fs", version] + list(locations),
-                       cwd=root, capture_output=True, text=True, timeout=READ_DEADLINE)
-    lines = r.stdout.splitlines()
-    if r.returncode != 0 or len(lines) != len(locations):
-        raise AssertionError("zarrita (node) failed: %s" % r.stderr.strip())
-    out = {}
-    for location, line in zip(locations, lines):
-        got = json.loads(line)
-        if "error" in got:
-            out[location] = got["error"]
-            continue
-        dtype = np.dtype(NUMPY_TYPES[got["data_type"]])
-        raw = base64.b64decode(got["base64"])
-        out[location] = np.frombuffer(raw, dtype=dtype).reshape(got["shape"])
-    return out
+    lines = run_script("zread.mjs", ["fetch" if fetch else "fs", version] + list(locations),
+                       len(locations))
+    return {location: decode(line) for location, line in zip(locations, lines)}
+
+
+def read_group(location, version, keys, fetch=False):
+    """Open the group at LOCATION (a folder, or its URL with FETCH) as
+    zarrita does with VERSION ("v2", "v3", or "v2-consolidated": every
+    metadata document from its .zmetadata), then walk to each of KEYS
+    ('/'-separated; one ending in '/' is opened as a group) from it, in one
+    node run. Returns (the group's line: a dict with "contents", the
+    sorted "array /path" and "group /path" of the document, for
+    v2-consolidated, or the error text), {key: numpy array in C order, the
+    group's line for a group, or the error text}."""
+    lines = run_script("zgroup.mjs", ["fetch" if fetch else "fs", version, location]
+                       + list(keys), 1 + len(keys))
+    return decode(lines[0]), {key: decode(line) for key, line in zip(keys, lines[1:])}
 
 
 def read(location, version, fetch=False):
