@@ -134,8 +134,8 @@ class ServedCase(MountCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.server = cls.make_server(cls.m.mountpoint)
         try:
+            cls.server = cls.make_server(cls.m.mountpoint)
             cls.server.start()
         except BaseException:
             super().tearDownClass()
