@@ -17,9 +17,11 @@ nested npz keys, key collisions, an npz in a sub-folder) served by nginx
   a Dataset over HTTP;
 - nginx serves the hidden name `.zarr` (asked for by name) and lists the
   group's children."""
+import json
 import os
 import subprocess
 import sys
+import urllib.request
 import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
@@ -29,8 +31,9 @@ import numpy as np  # noqa: E402
 import xarray  # noqa: E402
 import zarrita  # noqa: E402
 from httpserver import HttpServer  # noqa: E402
-from mountlib import TempDir, check_all, read  # noqa: E402
+from mountlib import TempDir, check_all, npy_bytes, read  # noqa: E402
 from sharecorpus import ServedCase  # noqa: E402
+from test_stack import npz_bytes  # noqa: E402
 from test_zarr_group import (NESTED, ROOT_ARRAYS, ROOT_GROUPS, RUN,  # noqa: E402
                              assert_equal_array, expected_arrays, populate)
 
@@ -165,6 +168,61 @@ class GroupServed(ServedCase):
         self.assertEqual(names(self.url(".zarr") + "/"),
                          ROOT_ARRAYS | ROOT_GROUPS | {"zarr.json"})
         self.assertEqual(names(self.url("sub", ".zarr") + "/"), {"y", "inner", "zarr.json"})
+
+
+class GroupKeysToQuote(ServedCase):
+    """Keys that a URL must quote and JSON escape (a space, UTF-8, a
+    quote), in a folder and an npz: zarr-python reads them over HTTP
+    through `.zmetadata`, zarrita.js from the mount and over HTTP. Left
+    out, as the clients cannot take them (not the mount): `%`, `#`, `?`
+    and `\\` in zarrita 0.7.5 (it resolves keys as URLs), `?` in fsspec's
+    HTTP store, `\\` in zarr 2.13 (a path separator there); and zarr's
+    open_group over HTTP lists such keys as nginx's links spell them,
+    percent-encoded (fsspec issue 1713)."""
+    ARRAYS = {"a b": np.arange(3, dtype="<i4"), "température": np.arange(4.0),
+              'quote"x': np.arange(5, dtype=">u2")}
+    make_server = HttpServer
+
+    @classmethod
+    def make_source(cls):
+        src = TempDir()
+        os.chmod(src.path, 0o755)
+        for key, arr in cls.ARRAYS.items():
+            with open(src.join(key + ".npy"), "wb") as f:
+                f.write(npy_bytes(arr))
+        with open(src.join("my run.npz"), "wb") as f:
+            f.write(npz_bytes({k + ".npy": a for k, a in cls.ARRAYS.items()}, True))
+        return src
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.want = dict(cls.ARRAYS)
+        cls.want.update({"my run/" + k: a for k, a in cls.ARRAYS.items()})
+
+    def test_zmetadata_names_them_as_they_are(self):
+        with urllib.request.urlopen(self.server.url(".zarr/.zmetadata"),
+                                    timeout=CURL_DEADLINE) as r:
+            meta = json.load(r)["metadata"]
+        self.assertEqual({k[:-len("/.zarray")] for k in meta if k.endswith("/.zarray")},
+                         set(self.want))
+
+    def test_zarr_python_open_consolidated_over_http(self):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            g = zarr.open_consolidated(fsspec.get_mapper(self.server.url(".zarr")))
+        self.assertEqual(set(g.array_keys()), set(self.ARRAYS))
+        self.assertEqual(set(g.group_keys()), {"my run"})
+        check_all(self, sorted(self.want),
+                  lambda key: assert_equal_array(g[key][...], self.want[key], key))
+
+    def test_zarrita_reads_them_from_the_mount_and_over_http(self):
+        for location, fetch in ((self.mp(".zarr"), False), (self.server.url(".zarr"), True)):
+            head, got = zarrita.read_group(location, "v3", sorted(self.want), fetch)
+            self.assertIsInstance(head, dict, head)
+            check_all(self, sorted(self.want),
+                      lambda key: zarrita.assert_same(got[key], self.want[key], key),
+                      label=lambda key: "%s (%s)" % (key, location))
 
 
 if __name__ == "__main__":
