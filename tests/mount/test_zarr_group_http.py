@@ -107,6 +107,9 @@ class GroupServed(ServedCase):
     def test_zarrita_reads_the_v3_group_over_http(self):
         self.check_zarrita_group("v3", fetch=True)
 
+    def test_zarrita_reads_the_v2_group_and_its_arrays(self):
+        self.check_zarrita_group("v2", fetch=False)
+
     def test_zarrita_lists_the_consolidated_v2_group_over_http(self):
         """withConsolidatedMetadata lists exactly the children (the complex
         member too: it is listed, not read), and every array opens and
@@ -117,10 +120,14 @@ class GroupServed(ServedCase):
         self.assertEqual(head["contents"], want)
 
     def test_zarr_python_open_consolidated_over_http(self):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            g = zarr.open_consolidated(fsspec.get_mapper(self.url(".zarr")))
-        self.assert_group(g)
+        """Through an fsspec mapper, and an FSStore as docs/SHARING.md
+        says."""
+        for store in (fsspec.get_mapper(self.url(".zarr")),
+                      zarr.storage.FSStore(self.url(".zarr"))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                g = zarr.open_consolidated(store)
+            self.assert_group(g)
 
     def test_zarr_python_open_group_over_http(self):
         """v2 metadata, children found through nginx's listings of the
