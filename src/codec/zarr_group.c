@@ -62,13 +62,14 @@ static size_t stripped_len(const af_zarr_group_entry *e)
 }
 
 /*
- * Keys Zarr cannot take: empty, ".", "..", a '/', a leading ".z", too
- * long, and bytes that are not UTF-8 (the JSON would name another key).
+ * Keys Zarr cannot take: empty, ".", "..", a '/', a '\\' (zarr-python 2
+ * reads it as '/', so the key would name another node), a leading ".z",
+ * too long, and bytes that are not UTF-8 (the JSON would name another key).
  */
 static bool key_ok(const char *key, size_t len)
 {
 	if (len == 0 || len >= AF_ZARR_NAME_MAX || memchr(key, '/', len) ||
-	    !zj_utf8_ok(key, len))
+	    memchr(key, '\\', len) || !zj_utf8_ok(key, len))
 		return false;
 	if ((len == 1 && key[0] == '.') || (len == 2 && !memcmp(key, "..", 2)))
 		return false;

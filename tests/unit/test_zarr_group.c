@@ -159,6 +159,7 @@ START_TEST(entries_that_are_no_children_are_left_out_with_a_reason)
 		array_entry(".zarray.npy", &npy),
 		array_entry("latin1-\xe9.npy", &npy),  /* not UTF-8 */
 		array_entry("surrogate-\xed\xa0\x80.npy", &npy),
+		array_entry("back\\slash.npy", &npy),  /* 14: zarr reads it as / */
 	};
 	size_t n = sizeof(e) / sizeof(e[0]);
 	af_zarr_group g;
@@ -178,6 +179,7 @@ START_TEST(entries_that_are_no_children_are_left_out_with_a_reason)
 	ck_assert_int_eq(why_left(&g, 11), AF_ZG_LEFT_HIDDEN);
 	ck_assert_int_eq(why_left(&g, 12), AF_ZG_LEFT_BAD_KEY);
 	ck_assert_int_eq(why_left(&g, 13), AF_ZG_LEFT_BAD_KEY);
+	ck_assert_int_eq(why_left(&g, 14), AF_ZG_LEFT_BAD_KEY);
 	ck_assert(!af_zarr_group_left_logged(AF_ZG_LEFT_STACK));
 	ck_assert(!af_zarr_group_left_logged(AF_ZG_LEFT_NOT_ARRAY));
 	ck_assert(af_zarr_group_left_logged(AF_ZG_LEFT_HIDDEN));
