@@ -438,7 +438,10 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 bool afd_nodes_trim_due(struct afd_nodes *t)
 {
 	pthread_mutex_lock(&t->lock);
-	bool due = t->freed >= AFD_NODES_TRIM_AFTER;
+	/* the last batch of a big forget too (most of the table gone), or
+	 * the memory of its last few thousand nodes stays */
+	bool due = t->freed >= AFD_NODES_TRIM_AFTER ||
+		   (t->freed >= AFD_NODES_TRIM_MIN && t->freed > t->count);
 	if (due)
 		t->freed = 0;
 	pthread_mutex_unlock(&t->lock);

@@ -142,8 +142,10 @@ struct afd_nodes {
 };
 
 /* Nodes freed between two returns of the heap's free memory to the
- * system (afd_nodes_trim_due): 16,384 nodes are about 5 MB. */
+ * system (afd_nodes_trim_due): 16,384 nodes are about 5 MB. Fewer, at
+ * least AFD_NODES_TRIM_MIN, when more were freed than are left. */
 #define AFD_NODES_TRIM_AFTER 16384u
+#define AFD_NODES_TRIM_MIN 1024u
 
 /** Stable st_ino for an identity (never 0 or 1). */
 uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e);
@@ -209,8 +211,9 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 				  uint64_t n);
 void afd_node_free(struct afd_node *n);
 /**
- * Whether AFD_NODES_TRIM_AFTER nodes were freed since it last said so
- * (then it counts again): the forget that freed them gives the heap's
+ * Whether AFD_NODES_TRIM_AFTER nodes were freed since it last said so, or
+ * AFD_NODES_TRIM_MIN and more than the table holds now (then it counts
+ * again): the forget that freed them gives the heap's
  * free memory back to the system, or the daemon would keep the peak of
  * the biggest walk of the tree for good.
  */
