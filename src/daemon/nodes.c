@@ -82,6 +82,11 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 		name = "";
 	size_t lp = strlen(path) + 1, ln = strlen(name) + 1;
 	size_t lm = member ? strlen(member) + 1 : 0;
+	/* most names are their path's last component: kept once */
+	bool name_in_path = ln < lp && path[lp - ln - 1] == '/' &&
+			    memcmp(path + lp - ln, name, ln) == 0;
+	if (name_in_path)
+		ln = 0;
 	/* the node and its strings in one block: a listing of many arrays
 	 * makes a node per entry, and three small strings of their own cost
 	 * more than the node (malloc's 32-byte chunks) */
@@ -90,7 +95,8 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 		return NULL;
 	char *at = (char *)(n + 1);
 	n->path = put_str(&at, path, lp);
-	n->name = put_str(&at, name, ln);
+	n->name = name_in_path ? n->path + lp - 1 - strlen(name)
+			       : put_str(&at, name, ln);
 	n->member = member ? put_str(&at, member, lm) : NULL;
 	n->kind = kind;
 	n->entry = e;

@@ -102,7 +102,6 @@ enum afd_entry {
 
 struct afd_node {
 	uint64_t nodeid;       /* what the kernel calls it (FUSE_ROOT_ID: root) */
-	uint32_t gen;          /* its generation (0 for the root) */
 	uint64_t ino;
 	uint64_t key;
 	uint64_t nlookup;
@@ -111,12 +110,8 @@ struct afd_node {
 	uint64_t served_gen;   /* source version last opened (keep_cache) */
 	struct afd_openless *openless; /* its handle for open-less reads
 					* (openless.h) */
-	enum afd_nkind kind;
-	enum afd_entry entry;
-	int wd;                /* inotify watch of an NK_DIR, or -1 */
-	bool watched;          /* every change to what it shows is pushed to
-				* the kernel (else it is cached briefly) */
-	/* the three strings live in the node's own block (node_new) */
+	/* the strings live in the node's own block (node_new); name points
+	 * into path when it is path's last component */
 	char *path;            /* source-relative path ("." = the root folder) */
 	char *member;          /* npz member name or folder prefix, else NULL */
 	char *name;            /* the name in the parent */
@@ -128,8 +123,15 @@ struct afd_node {
 	 * the source in this node's version: its first read opens the file
 	 * and serves the range, no parse (afd_nodes_range_*) */
 	uint64_t range_off, range_len;
-	bool ranged;           /* atomic: set (release) after the range */
 	struct afd_node *id_next, *src_next, *nid_next;
+	/* the small fields last, packed: a listing keeps a node per name */
+	uint32_t gen;          /* its generation (0 for the root) */
+	int wd;                /* inotify watch of an NK_DIR, or -1 */
+	enum afd_nkind kind : 8;
+	enum afd_entry entry : 8;
+	bool watched;          /* every change to what it shows is pushed to
+				* the kernel (else it is cached briefly) */
+	bool ranged;           /* atomic: set (release) after the range */
 };
 
 struct afd_nodes {
