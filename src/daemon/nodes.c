@@ -444,10 +444,11 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 bool afd_nodes_trim_due(struct afd_nodes *t)
 {
 	pthread_mutex_lock(&t->lock);
-	/* the last batch of a big forget too (most of the table gone), or
-	 * the memory of its last few thousand nodes stays */
+	/* the last batches of a big forget too (most of the table gone, or
+	 * all of it), or the memory of its last few thousand nodes stays */
 	bool due = t->freed >= AFD_NODES_TRIM_AFTER ||
-		   (t->freed >= AFD_NODES_TRIM_MIN && t->freed > t->count);
+		   (t->freed >= AFD_NODES_TRIM_MIN && t->freed > t->count) ||
+		   (t->freed > 0 && t->count <= 1);
 	if (due)
 		t->freed = 0;
 	pthread_mutex_unlock(&t->lock);

@@ -213,9 +213,10 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 				  uint64_t n);
 void afd_node_free(struct afd_node *n);
 /**
- * Whether AFD_NODES_TRIM_AFTER nodes were freed since it last said so, or
- * AFD_NODES_TRIM_MIN and more than the table holds now (then it counts
- * again): the forget that freed them gives the heap's
+ * Whether AFD_NODES_TRIM_AFTER nodes were freed since it last said so,
+ * AFD_NODES_TRIM_MIN and more than the table holds now, or any and only
+ * the root is left (then it counts again): the forget that freed them
+ * gives the heap's
  * free memory back to the system, or the daemon would keep the peak of
  * the biggest walk of the tree for good.
  */
