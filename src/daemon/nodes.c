@@ -183,18 +183,20 @@ static void rehash(struct afd_nodes *t, size_t nb)
 	free(old);
 }
 
-/* Double the buckets when the load passes 1. */
+/* Double the buckets when the load passes 2: three buckets an entry at
+ * a load of 1 cost more than a second step along a chain (a listing of a
+ * million names keeps a node each). */
 static void maybe_grow(struct afd_nodes *t)
 {
-	if (t->count >= t->nbuckets)
+	if (t->count >= 2 * t->nbuckets)
 		rehash(t, t->nbuckets * 2);
 }
 
-/* Halve them when the load falls under 1/4: a walk of a big tree (du,
+/* Halve them when the load falls under 1/2: a walk of a big tree (du,
  * find) grows the table, and the kernel forgets it all later. */
 static void maybe_shrink(struct afd_nodes *t)
 {
-	if (t->nbuckets > AFD_NODES_MIN_BUCKETS && t->count < t->nbuckets / 4)
+	if (t->nbuckets > AFD_NODES_MIN_BUCKETS && t->count < t->nbuckets / 2)
 		rehash(t, t->nbuckets / 2);
 }
 
