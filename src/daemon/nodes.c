@@ -61,7 +61,8 @@ static int str_eq(const char *a, const char *b)
 
 void afd_node_free(struct afd_node *n)
 {
-	free(n->sum);
+	if (!n->sum_inline)
+		free(n->sum);
 	free(n);
 }
 
@@ -89,11 +90,15 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 		ln = 0;
 	/* the node and its strings in one block: a listing of many arrays
 	 * makes a node per entry, and three small strings of their own cost
-	 * more than the node (malloc's 32-byte chunks) */
-	struct afd_node *n = calloc(1, sizeof(*n) + lp + ln + lm);
+	 * more than the node (malloc's 32-byte chunks); an array folder of a
+	 * source file has room for its summary there too (afd_nodes_sum_set) */
+	bool room = kind == NK_ARRAY && !member;
+	size_t ls = room ? sizeof(struct afd_arrsum) : 0;
+	struct afd_node *n = calloc(1, sizeof(*n) + ls + lp + ln + lm);
 	if (!n)
 		return NULL;
-	char *at = (char *)(n + 1);
+	n->sum_inline = room;
+	char *at = (char *)(n + 1) + ls;
 	n->path = put_str(&at, path, lp);
 	n->name = name_in_path ? n->path + lp - 1 - strlen(name)
 			       : put_str(&at, name, ln);
@@ -546,7 +551,8 @@ int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
 {
 	pthread_mutex_lock(&t->lock);
 	if (!n->sum)
-		n->sum = malloc(sizeof(*n->sum));
+		n->sum = n->sum_inline ? (struct afd_arrsum *)(n + 1)
+				       : malloc(sizeof(*n->sum));
 	if (n->sum)
 		*n->sum = *sum;
 	bool ok = n->sum != NULL;

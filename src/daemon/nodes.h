@@ -132,6 +132,7 @@ struct afd_node {
 	bool watched;          /* every change to what it shows is pushed to
 				* the kernel (else it is cached briefly) */
 	bool ranged;           /* atomic: set (release) after the range */
+	bool sum_inline;       /* sum, once set, is in the node's own block */
 };
 
 struct afd_nodes {
