@@ -110,14 +110,16 @@ static void source_replaced(struct afd_ctx *c, const char *path)
  * any mapped block freed (up to 32 MiB), and the top of a thread's heap
  * it keeps to twice that: after one `.zmetadata` document (megabytes)
  * was freed, a heap kept megabytes for good that malloc_trim does not
- * return (it trims the top of the main heap only). Fixed, big blocks
- * are always mapped and unmapped at free, and a heap's top past 1 MiB
- * goes back ([measured] in docs/BENCHMARKS.md, walks and big folders).
+ * return (it trims the top of the main heap only). Fixed, blocks of
+ * 4 MiB and more are always mapped and unmapped at free, and a heap's top
+ * past 4 MiB goes back. Not lower: a read's copied reply (up to 1 MiB,
+ * handle_read.c) mapped and unmapped each time made reads of a swapped
+ * view 40 % slower (BENCHMARKS.md, walks and big folders).
  */
 static void heap_setup(void)
 {
-	mallopt(M_MMAP_THRESHOLD, 256 << 10);
-	mallopt(M_TRIM_THRESHOLD, 1 << 20);
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 4 << 20);
 }
 
 int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)

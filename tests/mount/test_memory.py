@@ -11,7 +11,7 @@ forgets, the log's sets, libfuse's buffers.
 
 Without the id map's own segments, the heap's fixed thresholds and the
 caches shed at a big forget, the listing left 60 MB over idle and the
-group 42 MB (docs/BENCHMARKS.md, walks and big folders).
+group 42-50 MB (docs/BENCHMARKS.md, walks and big folders).
 
 Under a sanitizer freed memory is held in quarantine: only the forgets are
 checked there."""
@@ -33,10 +33,11 @@ GROUP = 10000         # arrays in the group's folder
 DEADLINE = 30.0       # seconds the kernel's forgets may take
 MIB = 1024
 # RSS over idle allowed once everything is forgotten, KiB: the id map's
-# bound and 8 MiB for the rest (the daemon measured 12.8 MB over idle
-# after the listing, 7.7-11.5 MB after the group)
+# bound and 8 MiB for the rest (with -d, on a loaded VM, the daemon kept
+# 14-17 MB over idle after the listing, 9-13 MB after the group; main
+# before this test kept 45 and 50 MB)
 LISTED_BOUND = 16 * MIB + 8 * MIB
-GROUP_BOUND = 16 * MIB
+GROUP_BOUND = 20 * MIB
 
 
 def populate(folder, n):
