@@ -129,6 +129,7 @@ void afd_idmap_destroy(struct afd_idmap *m)
 		unmap_len(s, AFD_IDMAP_SEG);
 		s = next;
 	}
+	unmap_len(m->spare, AFD_IDMAP_SEG);
 	unmap_len(m->by_id, m->nbuckets * sizeof(*m->by_id));
 	unmap_len(m->by_ident, m->nbuckets * sizeof(*m->by_ident));
 	memset(m, 0, sizeof(*m));
@@ -150,17 +151,24 @@ static struct afd_idseg *seg_of(const struct afd_idnode *n)
  * the newest. */
 static struct afd_idseg *seg_new(struct afd_idmap *m)
 {
-	unsigned char *p = map_len(2 * AFD_IDMAP_SEG);
-	if (!p)
-		return NULL;
-	uintptr_t a = ((uintptr_t)p + AFD_IDMAP_SEG - 1) &
-		      ~(uintptr_t)(AFD_IDMAP_SEG - 1);
-	size_t head = a - (uintptr_t)p;
-	if (head)
-		munmap(p, head);
-	if (AFD_IDMAP_SEG - head)
-		munmap((unsigned char *)a + AFD_IDMAP_SEG, AFD_IDMAP_SEG - head);
-	struct afd_idseg *s = (struct afd_idseg *)a;
+	struct afd_idseg *s = m->spare;
+	if (s) {
+		m->spare = NULL;
+		memset(s, 0, sizeof(*s));
+	} else {
+		unsigned char *p = map_len(2 * AFD_IDMAP_SEG);
+		if (!p)
+			return NULL;
+		uintptr_t a = ((uintptr_t)p + AFD_IDMAP_SEG - 1) &
+			      ~(uintptr_t)(AFD_IDMAP_SEG - 1);
+		size_t head = a - (uintptr_t)p;
+		if (head)
+			munmap(p, head);
+		if (AFD_IDMAP_SEG - head)
+			munmap((unsigned char *)a + AFD_IDMAP_SEG,
+			       AFD_IDMAP_SEG - head);
+		s = (struct afd_idseg *)a;
+	}
 	s->older = m->newest;
 	if (m->newest)
 		m->newest->newer = s;
@@ -182,7 +190,12 @@ static void seg_free(struct afd_idmap *m, struct afd_idseg *s)
 	else
 		m->newest = s->older;
 	m->seg_bytes -= AFD_IDMAP_SEG;
-	unmap_len(s, AFD_IDMAP_SEG);
+	/* one kept for the next: a map at its bound frees and takes one
+	 * every few hundred records, and fresh pages fault */
+	if (!m->spare)
+		m->spare = s;
+	else
+		unmap_len(s, AFD_IDMAP_SEG);
 }
 
 /* The first live slot of @p s at or after offset @p off, or NULL. */
@@ -340,13 +353,14 @@ struct afd_idrec *afd_idrec_dup(const struct afd_idrec *r)
 }
 
 /*
- * Keep a copy of @p r as the most recent record, evicting past the
- * bounds. @p r must not point into the map (eviction may unmap it).
+ * Keep a copy of @p r (identity hash @p ik) as the most recent record,
+ * evicting past the bounds. @p r must not point into the map (eviction
+ * may unmap it).
  * Returns 0, 1 when the record is too big to keep (nothing kept), or
  * -ENOMEM.
  */
 static int add_rec(struct afd_idmap *m, const struct afd_idrec *r,
-		   struct afd_idnode **out)
+		   uint64_t ik, struct afd_idnode **out)
 {
 	size_t span = (sizeof(struct afd_idnode) + strs_len(r) + 7) & ~(size_t)7;
 	if (span > SEG_ROOM)
@@ -367,7 +381,7 @@ static int add_rec(struct afd_idmap *m, const struct afd_idrec *r,
 	struct afd_idnode *n = (struct afd_idnode *)(s->slots + s->used);
 	memset(n, 0, sizeof(*n));
 	copy_rec(&n->r, n->strs, r);
-	n->ikey = (uint32_t)ident_key(&n->r);
+	n->ikey = (uint32_t)ik;
 	n->span = (uint32_t)span | 1u;
 	s->used += span;
 	s->live++;
@@ -387,10 +401,11 @@ int afd_idmap_insert(struct afd_idmap *m, const struct afd_idrec *r)
 	struct afd_idnode *old = find_id(m, r->id);
 	if (old)
 		remove_node(m, old);
-	old = find_ident(m, r, ident_key(r));
+	uint64_t ik = ident_key(r);
+	old = find_ident(m, r, ik);
 	if (old)
 		remove_node(m, old);
-	int rc = add_rec(m, r, NULL);
+	int rc = add_rec(m, r, ik, NULL);
 	if (rc < 0)
 		return rc;
 	if (r->id >= m->next_id)
@@ -424,12 +439,20 @@ static bool move_newest(struct afd_idmap *m, struct afd_idnode **np,
 		r.parent = place->parent;
 		r.name = name;
 	}
-	struct afd_idrec *copy = afd_idrec_dup(&r);
-	if (!copy)
+	/* a copy outside the map (adding may unmap the old slot's segment);
+	 * on the stack for the usual short paths: a lookup touches two */
+	_Alignas(8) char local[512];
+	size_t need = sizeof(struct afd_idrec) + strs_len(&r);
+	struct afd_idrec *copy = (struct afd_idrec *)(void *)local;
+	if (need <= sizeof(local))
+		copy_rec(copy, local + sizeof(*copy), &r);
+	else if (!(copy = afd_idrec_dup(&r)))
 		return false;
+	uint32_t ik = n->ikey;   /* the same identity: the bucket bits suffice */
 	remove_node(m, n);
-	int rc = add_rec(m, copy, np);
-	free(copy);
+	int rc = add_rec(m, copy, ik, np);
+	if (copy != (struct afd_idrec *)(void *)local)
+		free(copy);
 	return rc == 0;
 }
 
@@ -450,7 +473,7 @@ int afd_idmap_issue(struct afd_idmap *m, const struct afd_idrec *want,
 	r.gen = m->gen;
 	if (n)
 		remove_node(m, n);   /* the identity names another file now */
-	int rc = add_rec(m, &r, NULL);
+	int rc = add_rec(m, &r, ik, NULL);
 	if (rc < 0)
 		return rc;
 	m->next_id++;

@@ -54,6 +54,7 @@ struct afd_idmap {
 	size_t nbuckets, count, max;
 	size_t seg_bytes;      /* the segments mapped, in bytes */
 	struct afd_idseg *oldest, *newest;
+	struct afd_idseg *spare;   /* the last segment emptied, kept for reuse */
 	uint64_t next_id;
 	uint32_t gen;          /* this run's generation for new ids */
 	bool dirty;            /* changed since loaded or saved */
