@@ -15,10 +15,15 @@
  *  - One record per identity (kind, entry, path, member, sub, version):
  *    issuing an id for an identity whose record names another source file
  *    (dev/ino) replaces that record, so the old id is unknown from then on.
- *  - Bounded: at most `max` records, whose strings take at most
- *    AFD_IDMAP_STR_BUDGET bytes; the least recently used goes first.
- *    A lookup touches the child, then its parent, so a folder is always
- *    more recent than anything looked up in it and goes after it.
+ *  - Bounded: at most `max` records, in segments of AFD_IDMAP_SEG bytes
+ *    taking at most AFD_IDMAP_BYTES together; the least recently used goes
+ *    first. A lookup touches the child, then its parent, so a folder is
+ *    always more recent than anything looked up in it and goes after it.
+ *  - Its memory is its own: records are packed into segments mapped
+ *    apart from the heap, in the order they were last used (a touch moves
+ *    a record to the newest segment), and a segment whose records all went
+ *    is unmapped. Records kept in malloc's heap would hold a page each of
+ *    the nodes freed around them after a big listing is forgotten.
  *  - Not thread-safe: the node table's lock guards it (nodes.h).
  */
 #ifndef ARRAYFS_DAEMON_IDMAP_H
@@ -42,11 +47,14 @@ struct afd_idrec {
 	const char *name;      /* the name in the parent */
 };
 
+struct afd_idseg;
+
 struct afd_idmap {
-	struct afd_idnode **by_id, **by_ident;
+	struct afd_idnode **by_id, **by_ident;  /* mapped, nbuckets each */
 	size_t nbuckets, count, max;
-	size_t str_bytes;      /* the records' strings, NULs included */
-	struct afd_idnode *oldest, *newest;
+	size_t seg_bytes;      /* the segments mapped, in bytes */
+	struct afd_idseg *oldest, *newest;
+	struct afd_idseg *spare;   /* the last segment emptied, kept for reuse */
 	uint64_t next_id;
 	uint32_t gen;          /* this run's generation for new ids */
 	bool dirty;            /* changed since loaded or saved */
@@ -56,9 +64,13 @@ struct afd_idmap {
 #define AFD_IDMAP_MAX_DEFAULT 65536u
 /** The largest bound accepted (a map file is refused past it). */
 #define AFD_IDMAP_MAX_LIMIT (1u << 24)
-/** Bytes the records' strings may take (paths, members, names): with the
- * default count, a map file stays well under the size a load accepts. */
-#define AFD_IDMAP_STR_BUDGET ((size_t)16 << 20)
+/** Bytes of one segment of records (a power of two: a record finds its
+ * segment by its address). A record is about 112 bytes and its strings;
+ * one that does not fit a segment is not kept (ESTALE once forgotten). */
+#define AFD_IDMAP_SEG ((size_t)64 << 10)
+/** Bytes the segments may take together: with the default count, a map
+ * file stays well under the size a load accepts. */
+#define AFD_IDMAP_BYTES ((size_t)16 << 20)
 
 /**
  * Set up an empty map of at most @p max records (0: the default) whose new

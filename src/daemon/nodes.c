@@ -61,7 +61,8 @@ static int str_eq(const char *a, const char *b)
 
 void afd_node_free(struct afd_node *n)
 {
-	free(n->sum);
+	if (!n->sum_inline)
+		free(n->sum);
 	free(n);
 }
 
@@ -82,15 +83,25 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 		name = "";
 	size_t lp = strlen(path) + 1, ln = strlen(name) + 1;
 	size_t lm = member ? strlen(member) + 1 : 0;
+	/* most names are their path's last component: kept once */
+	bool name_in_path = ln < lp && path[lp - ln - 1] == '/' &&
+			    memcmp(path + lp - ln, name, ln) == 0;
+	if (name_in_path)
+		ln = 0;
 	/* the node and its strings in one block: a listing of many arrays
 	 * makes a node per entry, and three small strings of their own cost
-	 * more than the node (malloc's 32-byte chunks) */
-	struct afd_node *n = calloc(1, sizeof(*n) + lp + ln + lm);
+	 * more than the node (malloc's 32-byte chunks); an array folder of a
+	 * source file has room for its summary there too (afd_nodes_sum_set) */
+	bool room = kind == NK_ARRAY && !member;
+	size_t ls = room ? sizeof(struct afd_arrsum) : 0;
+	struct afd_node *n = calloc(1, sizeof(*n) + ls + lp + ln + lm);
 	if (!n)
 		return NULL;
-	char *at = (char *)(n + 1);
+	n->sum_inline = room;
+	char *at = (char *)(n + 1) + ls;
 	n->path = put_str(&at, path, lp);
-	n->name = put_str(&at, name, ln);
+	n->name = name_in_path ? n->path + lp - 1 - strlen(name)
+			       : put_str(&at, name, ln);
 	n->member = member ? put_str(&at, member, lm) : NULL;
 	n->kind = kind;
 	n->entry = e;
@@ -177,18 +188,20 @@ static void rehash(struct afd_nodes *t, size_t nb)
 	free(old);
 }
 
-/* Double the buckets when the load passes 1. */
+/* Double the buckets when the load passes 2: three buckets an entry at
+ * a load of 1 cost more than a second step along a chain (a listing of a
+ * million names keeps a node each). */
 static void maybe_grow(struct afd_nodes *t)
 {
-	if (t->count >= t->nbuckets)
+	if (t->count >= 2 * t->nbuckets)
 		rehash(t, t->nbuckets * 2);
 }
 
-/* Halve them when the load falls under 1/4: a walk of a big tree (du,
+/* Halve them when the load falls under 1/2: a walk of a big tree (du,
  * find) grows the table, and the kernel forgets it all later. */
 static void maybe_shrink(struct afd_nodes *t)
 {
-	if (t->nbuckets > AFD_NODES_MIN_BUCKETS && t->count < t->nbuckets / 4)
+	if (t->nbuckets > AFD_NODES_MIN_BUCKETS && t->count < t->nbuckets / 2)
 		rehash(t, t->nbuckets / 2);
 }
 
@@ -438,7 +451,11 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 bool afd_nodes_trim_due(struct afd_nodes *t)
 {
 	pthread_mutex_lock(&t->lock);
-	bool due = t->freed >= AFD_NODES_TRIM_AFTER;
+	/* the last batches of a big forget too (most of the table gone, or
+	 * all of it), or the memory of its last few thousand nodes stays */
+	bool due = t->freed >= AFD_NODES_TRIM_AFTER ||
+		   (t->freed >= AFD_NODES_TRIM_MIN && t->freed > t->count) ||
+		   (t->freed > 0 && t->count <= 1);
 	if (due)
 		t->freed = 0;
 	pthread_mutex_unlock(&t->lock);
@@ -534,7 +551,8 @@ int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
 {
 	pthread_mutex_lock(&t->lock);
 	if (!n->sum)
-		n->sum = malloc(sizeof(*n->sum));
+		n->sum = n->sum_inline ? (struct afd_arrsum *)(n + 1)
+				       : malloc(sizeof(*n->sum));
 	if (n->sum)
 		*n->sum = *sum;
 	bool ok = n->sum != NULL;

@@ -102,7 +102,6 @@ enum afd_entry {
 
 struct afd_node {
 	uint64_t nodeid;       /* what the kernel calls it (FUSE_ROOT_ID: root) */
-	uint32_t gen;          /* its generation (0 for the root) */
 	uint64_t ino;
 	uint64_t key;
 	uint64_t nlookup;
@@ -111,12 +110,8 @@ struct afd_node {
 	uint64_t served_gen;   /* source version last opened (keep_cache) */
 	struct afd_openless *openless; /* its handle for open-less reads
 					* (openless.h) */
-	enum afd_nkind kind;
-	enum afd_entry entry;
-	int wd;                /* inotify watch of an NK_DIR, or -1 */
-	bool watched;          /* every change to what it shows is pushed to
-				* the kernel (else it is cached briefly) */
-	/* the three strings live in the node's own block (node_new) */
+	/* the strings live in the node's own block (node_new); name points
+	 * into path when it is path's last component */
 	char *path;            /* source-relative path ("." = the root folder) */
 	char *member;          /* npz member name or folder prefix, else NULL */
 	char *name;            /* the name in the parent */
@@ -128,8 +123,16 @@ struct afd_node {
 	 * the source in this node's version: its first read opens the file
 	 * and serves the range, no parse (afd_nodes_range_*) */
 	uint64_t range_off, range_len;
-	bool ranged;           /* atomic: set (release) after the range */
 	struct afd_node *id_next, *src_next, *nid_next;
+	/* the small fields last, packed: a listing keeps a node per name */
+	uint32_t gen;          /* its generation (0 for the root) */
+	int wd;                /* inotify watch of an NK_DIR, or -1 */
+	enum afd_nkind kind : 8;
+	enum afd_entry entry : 8;
+	bool watched;          /* every change to what it shows is pushed to
+				* the kernel (else it is cached briefly) */
+	bool ranged;           /* atomic: set (release) after the range */
+	bool sum_inline;       /* sum, once set, is in the node's own block */
 };
 
 struct afd_nodes {
@@ -142,8 +145,10 @@ struct afd_nodes {
 };
 
 /* Nodes freed between two returns of the heap's free memory to the
- * system (afd_nodes_trim_due): 16,384 nodes are about 5 MB. */
+ * system (afd_nodes_trim_due): 16,384 nodes are about 5 MB. Fewer, at
+ * least AFD_NODES_TRIM_MIN, when more were freed than are left. */
 #define AFD_NODES_TRIM_AFTER 16384u
+#define AFD_NODES_TRIM_MIN 1024u
 
 /** Stable st_ino for an identity (never 0 or 1). */
 uint64_t afd_ino_of(const char *path, const char *member, enum afd_entry e);
@@ -209,8 +214,10 @@ struct afd_node *afd_nodes_forget(struct afd_nodes *t, struct afd_node *node,
 				  uint64_t n);
 void afd_node_free(struct afd_node *n);
 /**
- * Whether AFD_NODES_TRIM_AFTER nodes were freed since it last said so
- * (then it counts again): the forget that freed them gives the heap's
+ * Whether AFD_NODES_TRIM_AFTER nodes were freed since it last said so,
+ * AFD_NODES_TRIM_MIN and more than the table holds now, or any and only
+ * the root is left (then it counts again): the forget that freed them
+ * gives the heap's
  * free memory back to the system, or the daemon would keep the peak of
  * the biggest walk of the tree for good.
  */

@@ -277,11 +277,16 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 }
 
 /* After a forget: with many nodes freed since the last time, give the
- * heap's free memory back (glibc keeps it otherwise); with -d, say how
- * many nodes are left, so a test sees every lookup undone. */
+ * heap's free memory back (glibc keeps it otherwise), the source cache
+ * first cut to what the kernel still holds and the `.zarr` folder models
+ * dropped (they are scattered through the pages the nodes were freed
+ * from); with -d, say how many nodes are left, so a test sees every
+ * lookup undone. */
 static void after_forget(struct afd_ctx *c)
 {
 	if (afd_nodes_trim_due(&c->nodes)) {
+		afd_srcs_shed(&c->srcs, afd_nodes_count(&c->nodes));
+		afd_zarr_groups_shed(&c->zarr_groups);
 		malloc_trim(0);
 		afd_log(&c->log, AFD_LOG_DEBUG, "forget: free memory returned");
 	}

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +105,26 @@ static void source_replaced(struct afd_ctx *c, const char *path)
 	afd_notify_path(c, path, false);
 }
 
+/*
+ * Fixed heap thresholds. glibc raises its mmap threshold to the size of
+ * any mapped block freed (up to 32 MiB), and the top of a thread's heap
+ * it keeps to twice that: after one `.zmetadata` document (megabytes)
+ * was freed, a heap kept megabytes for good that malloc_trim does not
+ * return (it trims the top of the main heap only). Fixed, blocks of
+ * 4 MiB and more are always mapped and unmapped at free, and a heap's top
+ * past 4 MiB goes back. Not lower: a read's copied reply (up to 1 MiB,
+ * handle_read.c) mapped and unmapped each time made reads of a swapped
+ * view 40 % slower (BENCHMARKS.md, walks and big folders).
+ */
+static void heap_setup(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 4 << 20);
+}
+
 int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 {
+	heap_setup();
 	memset(c, 0, sizeof(*c));
 	c->opts = *o;
 	c->clock = (struct afd_clock){ monotonic_ms, NULL };

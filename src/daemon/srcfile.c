@@ -416,6 +416,16 @@ static struct afd_src *evict_locked(struct afd_srcs *s,
 	return victims;
 }
 
+/* Put each of @p victims (linked through h_next), the lock dropped. */
+static void put_victims(struct afd_src *victims)
+{
+	while (victims) {
+		struct afd_src *next = victims->h_next;
+		afd_src_put(victims);
+		victims = next;
+	}
+}
+
 /*
  * Publish @p fresh (one reference, the caller's) as the cached version of
  * its path: it replaces an older version, whose nodes the notifier is
@@ -447,11 +457,7 @@ static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
 		s->nzip++;
 	struct afd_src *victims = evict_locked(s, &c->opts.limits, fresh);
 	pthread_mutex_unlock(&s->lock);
-	while (victims) {
-		struct afd_src *next = victims->h_next;
-		afd_src_put(victims);
-		victims = next;
-	}
+	put_victims(victims);
 	if (old) {
 		afd_src_put(old);
 		if (s->replaced)
@@ -527,4 +533,18 @@ void afd_src_drop(struct afd_ctx *c, const char *path)
 		uncache(s, sf);
 	pthread_mutex_unlock(&s->lock);
 	afd_src_put(sf);
+}
+
+void afd_srcs_shed(struct afd_srcs *s, size_t keep)
+{
+	struct afd_src *victims = NULL;
+	pthread_mutex_lock(&s->lock);
+	while (s->count > keep) {
+		struct afd_src *v = s->lru.lru_prev;
+		uncache(s, v);
+		v->h_next = victims;
+		victims = v;
+	}
+	pthread_mutex_unlock(&s->lock);
+	put_victims(victims);
 }

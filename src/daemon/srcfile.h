@@ -175,6 +175,12 @@ int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 void afd_src_put(struct afd_src *sf);
 /** Forget the cached version of @p path (the file changed). */
 void afd_src_drop(struct afd_ctx *c, const char *path);
+/**
+ * Keep at most @p keep cached sources, the most recently used: after the
+ * kernel forgot most of what it held, parses it will not ask again for
+ * would hold the pages of the heap around them (ops.c after_forget).
+ */
+void afd_srcs_shed(struct afd_srcs *s, size_t keep);
 
 /* An npz's members (srcmember.c). */
 

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,19 @@ void afd_zarr_groups_destroy(struct afd_zarr_groups *z)
 	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
 		afd_zarr_folder_put(z->slot[i]);
 	pthread_mutex_destroy(&z->lock);
+}
+
+void afd_zarr_groups_shed(struct afd_zarr_groups *z)
+{
+	struct afd_zarr_folder *gone[AFD_ZARR_GROUP_CACHED];
+	pthread_mutex_lock(&z->lock);
+	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++) {
+		gone[i] = z->slot[i];
+		z->slot[i] = NULL;
+	}
+	pthread_mutex_unlock(&z->lock);
+	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
+		afd_zarr_folder_put(gone[i]);
 }
 
 void afd_zarr_group_changed(struct afd_ctx *c)
@@ -490,6 +504,9 @@ int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
 		if (st != AF_OK || changes_seen(c) == gen)
 			break;
 	}
+	/* the walk parsed every header of the sub-tree and built models
+	 * with them, all freed now: their pages go back (glibc keeps them) */
+	malloc_trim(0);
 	if (st == AF_OK) {
 		*doc = text;
 		*len = tlen;

@@ -78,6 +78,13 @@ struct afd_zarr_groups {
 int afd_zarr_groups_init(struct afd_zarr_groups *z);
 void afd_zarr_groups_destroy(struct afd_zarr_groups *z);
 /** Something changed under the mount (inotify): models are rebuilt. */
+/**
+ * Drop every cached folder model (a 10,000-array folder's is about 10 MB
+ * while it is built, and one kept past its second would hold the pages
+ * around it): after the kernel forgot most of what it held (ops.c
+ * after_forget). Models in use stay until put.
+ */
+void afd_zarr_groups_shed(struct afd_zarr_groups *z);
 void afd_zarr_group_changed(struct afd_ctx *c);
 
 /**

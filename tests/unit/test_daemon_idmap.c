@@ -105,7 +105,7 @@ START_TEST(the_bound_counts_the_bytes_of_paths_too)
 {
 	struct afd_idmap m;
 	ck_assert_int_eq(afd_idmap_init(&m, 0, 3), 0);
-	/* 5,000 paths of 4,000 bytes: 20 MB, past the string budget */
+	/* 5,000 paths of 4,000 bytes: 20 MB, past the segments' budget */
 	char *path = malloc(4001);
 	memset(path, 'p', 4000);
 	path[4000] = '\0';
@@ -114,13 +114,48 @@ START_TEST(the_bound_counts_the_bytes_of_paths_too)
 		snprintf(path, 12, "%011d", i);
 		path[11] = 'p';
 		last = issue(&m, rec(path, NULL, NK_FILE, 1, (uint64_t)i, 1), NULL);
-		ck_assert_uint_le(m.str_bytes, AFD_IDMAP_STR_BUDGET);
+		ck_assert_uint_le(m.seg_bytes, AFD_IDMAP_BYTES);
 	}
 	ck_assert_uint_lt(m.count, 5000);
 	ck_assert_uint_gt(m.count, 1000);
 	ck_assert_ptr_nonnull(afd_idmap_find(&m, last));
 	ck_assert_ptr_null(afd_idmap_find(&m, 2));
 	free(path);
+	afd_idmap_destroy(&m);
+}
+END_TEST
+
+START_TEST(records_dropped_give_their_segments_back)
+{
+	struct afd_idmap m;
+	ck_assert_int_eq(afd_idmap_init(&m, 0, 3), 0);
+	char path[32];
+	uint64_t ids[20000];
+	for (int i = 0; i < 20000; i++) {
+		snprintf(path, sizeof(path), "d/file%05d.npy", i);
+		ids[i] = issue(&m, rec(path, NULL, NK_ARRAY, 0, (uint64_t)i, 1),
+			       NULL);
+	}
+	/* packed: about 150 bytes a record, segments included */
+	ck_assert_uint_le(m.seg_bytes, 20000 * 160);
+	/* the first half touched: the second half is now the oldest */
+	for (int i = 0; i < 10000; i++)
+		afd_idmap_touch(&m, ids[i]);
+	const void *it;
+	ck_assert_uint_eq(afd_idmap_first(&m, &it)->id, ids[10000]);
+	for (int i = 0; i < 20000; i++)
+		afd_idmap_drop(&m, ids[i]);
+	ck_assert_uint_eq(m.count, 0);
+	ck_assert_uint_le(m.seg_bytes, AFD_IDMAP_SEG);   /* the newest stays */
+	ck_assert_ptr_null(afd_idmap_first(&m, &it));
+	/* one too big for a segment gets an id and no record */
+	char *big = malloc(AFD_IDMAP_SEG + 1);
+	memset(big, 'b', AFD_IDMAP_SEG);
+	big[AFD_IDMAP_SEG] = '\0';
+	uint64_t b = issue(&m, rec(big, NULL, NK_FILE, 1, 1, 1), NULL);
+	ck_assert_uint_gt(b, ids[19999]);
+	ck_assert_ptr_null(afd_idmap_find(&m, b));
+	free(big);
 	afd_idmap_destroy(&m);
 }
 END_TEST
@@ -328,6 +363,7 @@ static Suite *idmap_suite(void)
 	tcase_add_test(tc, another_file_at_the_path_gets_a_new_id_and_the_old_one_is_gone);
 	tcase_add_test(tc, the_bound_drops_the_least_recently_used_and_folders_last);
 	tcase_add_test(tc, the_bound_counts_the_bytes_of_paths_too);
+	tcase_add_test(tc, records_dropped_give_their_segments_back);
 	tcase_add_test(tc, paths_the_daemon_could_not_have_issued_are_refused);
 	suite_add_tcase(s, tc);
 	TCase *f = tcase_create("file");

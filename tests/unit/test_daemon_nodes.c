@@ -214,6 +214,11 @@ START_TEST(a_trim_is_due_once_each_time_enough_nodes_are_freed)
 {
 	char path[32];
 	ck_assert(!afd_nodes_trim_due(&t));
+	/* a table holding more than is freed: only the count makes it due */
+	for (unsigned i = 0; i < AFD_NODES_TRIM_AFTER; i++) {
+		snprintf(path, sizeof(path), "kept%u", i);
+		ck_assert_ptr_nonnull(get(NK_FILE, AE_NONE, path, NULL, 0, NULL));
+	}
 	for (unsigned i = 0; i < 2 * AFD_NODES_TRIM_AFTER + 5; i++) {
 		snprintf(path, sizeof(path), "f%u", i);
 		struct afd_node *n = get(NK_FILE, AE_NONE, path, NULL, 0, NULL);
@@ -225,6 +230,35 @@ START_TEST(a_trim_is_due_once_each_time_enough_nodes_are_freed)
 		bool due = afd_nodes_trim_due(&t);
 		ck_assert_int_eq(due, (i + 1) % AFD_NODES_TRIM_AFTER == 0);
 	}
+}
+END_TEST
+
+START_TEST(a_trim_is_due_when_most_of_the_table_was_freed)
+{
+	/* the end of a big forget: 3,000 nodes freed one by one; due once
+	 * more were freed than are left (1,501), then again after
+	 * AFD_NODES_TRIM_MIN more (the table is smaller than that by then),
+	 * and at the last, which leaves only the root */
+	enum { N = 3000 };
+	static struct afd_node *made[N];
+	char path[32];
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "f%u", i);
+		made[i] = get(NK_FILE, AE_NONE, path, NULL, 0, NULL);
+	}
+	unsigned dues[3], ndue = 0;
+	for (unsigned i = 0; i < N; i++) {
+		ck_assert_ptr_eq(afd_nodes_forget(&t, made[i], 1), made[i]);
+		afd_node_free(made[i]);
+		if (afd_nodes_trim_due(&t)) {
+			ck_assert_uint_lt(ndue, 3);
+			dues[ndue++] = i + 1;
+		}
+	}
+	ck_assert_uint_eq(ndue, 3);
+	ck_assert_uint_eq(dues[0], 1501);
+	ck_assert_uint_eq(dues[1], 1501 + AFD_NODES_TRIM_MIN);
+	ck_assert_uint_eq(dues[2], N);
 }
 END_TEST
 
@@ -339,6 +373,7 @@ static Suite *nodes_suite(void)
 	tcase_add_test(tc, a_listed_array_folder_is_found_by_its_path_while_it_lives);
 	tcase_add_test(tc, many_nodes_grow_the_table_and_keep_their_ids);
 	tcase_add_test(tc, a_trim_is_due_once_each_time_enough_nodes_are_freed);
+	tcase_add_test(tc, a_trim_is_due_when_most_of_the_table_was_freed);
 	tcase_add_test(tc, collect_finds_every_node_of_a_source_and_its_folder_entry);
 	suite_add_tcase(s, tc);
 	TCase *src = tcase_create("sources");

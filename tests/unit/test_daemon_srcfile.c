@@ -179,6 +179,30 @@ START_TEST(dropped_is_parsed_again)
 }
 END_TEST
 
+START_TEST(shed_keeps_the_most_recently_used)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	aftd_write_npy(dir, "b.npy", 10, 0);
+	aftd_write_npy(dir, "c.npy", 10, 0);
+	struct afd_src *a = get("a.npy");
+	afd_src_put(get("b.npy"));
+	afd_src_put(get("c.npy"));
+	afd_src_put(get("a.npy"));   /* a is the most recent again */
+	afd_srcs_shed(&c.srcs, 1);
+	ck_assert_uint_eq(c.srcs.count, 1);
+	ck_assert(a->cached);
+	struct afd_src *again = get("a.npy");
+	ck_assert_ptr_eq(again, a);
+	afd_src_put(again);
+	/* one still referenced outlives its shedding */
+	afd_srcs_shed(&c.srcs, 0);
+	ck_assert_uint_eq(c.srcs.count, 0);
+	ck_assert(!a->cached);
+	ck_assert_uint_eq(a->arr.a.data_size, 10);
+	afd_src_put(a);
+}
+END_TEST
+
 START_TEST(the_fd_handed_out_is_of_the_version_returned)
 {
 	aftd_write_npy(dir, "a.npy", 10, 0);
@@ -449,6 +473,7 @@ static Suite *srcfile_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, ident_differs_in_any_of_its_fields);
 	tcase_add_test(tc, the_same_version_is_a_cache_hit);
+	tcase_add_test(tc, shed_keeps_the_most_recently_used);
 	tcase_add_test(tc, a_changed_size_is_parsed_again_and_replaces_the_entry);
 	tcase_add_test(tc, a_rewrite_of_the_same_size_is_parsed_again);
 	tcase_add_test(tc, a_changed_ctime_alone_is_parsed_again);

@@ -195,6 +195,25 @@ START_TEST(an_untold_change_shows_after_the_models_lifetime)
 }
 END_TEST
 
+START_TEST(shed_models_are_built_again_and_one_held_stays_usable)
+{
+	aftd_write_npy(dir, "a.npy", 4, 0);
+	struct afd_zarr_folder *held = NULL;
+	ck_assert_int_eq(afd_zarr_folder_get(&c, ".", NULL, false, &held), 0);
+	ck_assert_uint_eq(held->n, 1);
+	afd_zarr_groups_shed(&c.zarr_groups);
+	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
+		ck_assert_ptr_null(c.zarr_groups.slot[i]);
+	ck_assert_str_eq(held->e[0].name, "a.npy");   /* still the caller's */
+	struct afd_zarr_folder *again = NULL;
+	ck_assert_int_eq(afd_zarr_folder_get(&c, ".", NULL, false, &again), 0);
+	ck_assert_ptr_ne(again, held);
+	ck_assert_uint_eq(again->n, 1);
+	afd_zarr_folder_put(again);
+	afd_zarr_folder_put(held);
+}
+END_TEST
+
 START_TEST(an_npz_folder_is_a_group)
 {
 	/* members a.npy .. e.npy */
@@ -292,6 +311,7 @@ static Suite *zarr_group_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, zmetadata_is_a_new_node_when_the_tree_changes);
 	tcase_add_test(tc, an_untold_change_shows_after_the_models_lifetime);
+	tcase_add_test(tc, shed_models_are_built_again_and_one_held_stays_usable);
 	tcase_add_test(tc, zmetadata_walks_a_folder_of_many_entries_and_sub_folders);
 	tcase_add_test(tc, forgotten_group_nodes_come_back_or_are_stale);
 	suite_add_tcase(s, tc);
