@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "dirahead.h"
 #include "dirs.h"
 #include "tree.h"
 #include "zarr_group_nodes.h"
@@ -133,6 +134,14 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 fail:
 	afd_dir_close(d);
 	return rc;
+}
+
+void afd_dir_ahead_of(const struct afd_dirh *d, size_t count,
+		      struct afd_dir_ahead *a)
+{
+	a->path = d->dp && count ? strdup(d->path) : NULL;
+	a->off = d->offset;
+	a->count = count;
 }
 
 static unsigned char dtype_of(unsigned char dt, const char *name)

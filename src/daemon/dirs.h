@@ -29,6 +29,7 @@
 struct afd_ctx;
 struct afd_node;
 struct afd_dirh;
+struct afd_dir_ahead;
 
 /** Open a listing of folder node @p n. Returns 0 or -errno. */
 int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
@@ -52,5 +53,12 @@ ssize_t afd_dir_fill(struct afd_ctx *c, fuse_req_t req, struct afd_dirh *d,
 		     char *buf, size_t size, off_t off,
 		     const struct afd_dir_plus *plus);
 void afd_dir_close(struct afd_dirh *d);
+/**
+ * What to parse ahead of readdirplus listing @p d, which just filled a
+ * batch of @p count entries (dirahead.h): its next batch when @p d is a
+ * mirrored folder, else nothing (@p a->path NULL, also on ENOMEM).
+ */
+void afd_dir_ahead_of(const struct afd_dirh *d, size_t count,
+		      struct afd_dir_ahead *a);
 
 #endif /* ARRAYFS_DAEMON_DIRS_H */

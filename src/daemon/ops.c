@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "dirahead.h"
 #include "dirs.h"
 #include "export.h"
 #include "fail.h"
@@ -493,6 +494,11 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 	}
 	ssize_t used = afd_dir_fill(c, req, d, buf, size, off,
 				    plus ? &how : NULL);
+	/* not after a first batch: a names-only listing gets one too
+	 * (READDIRPLUS_AUTO), and would not use the parses */
+	struct afd_dir_ahead ahead = { NULL, 0, 0 };
+	if (plus && used > 0 && off != 0)
+		afd_dir_ahead_of(d, pr.n, &ahead);
 	int sent = used < 0 ? fuse_reply_err(req, (int)-used) :
 		   fuse_reply_buf(req, buf, (size_t)used);
 	if (sent == -ENOENT || used < 0) {
@@ -503,6 +509,8 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 	}
 	free(pr.counted);
 	free(buf);
+	/* the reply is out: this thread is free to parse what comes next */
+	afd_dir_ahead_run(c, &ahead);
 }
 
 static void arrayfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,

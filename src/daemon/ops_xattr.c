@@ -58,13 +58,28 @@ static void reply_xattr(fuse_req_t req, const char *val, size_t len,
 		fuse_reply_buf(req, val, len);
 }
 
+/*
+ * Only the user. namespace is served. A name in another one (ls -l asks
+ * every file for security.selinux, system.posix_acl_access and, of a
+ * folder, system.posix_acl_default) is answered EOPNOTSUPP, as the
+ * kernel's own filesystems answer a namespace they have no handler for:
+ * the kernel passes it on uncached (fs/fuse/acl.c keeps only ENODATA as
+ * "no ACL"), and ls, seeing it, stops asking that device (coreutils
+ * caches an unsupported st_dev), so a listing costs three round trips
+ * instead of three a file. ENODATA would be asked again for every file.
+ */
+static bool served_namespace(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0;
+}
+
 void arrayfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino,
 			 const char *name, size_t size)
 {
 	struct afd_ctx *c = afd_ctx(req);
-	struct afd_node *n = node_of(req, ino);
-	if (!n) {
-		fuse_reply_err(req, ESTALE);
+	/* before the node's lookup: no lock, no parse, no source access */
+	if (!served_namespace(name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
 	bool known = false;
@@ -72,8 +87,16 @@ void arrayfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino,
 	const char *end = afd_xattr_names + sizeof(afd_xattr_names);
 	for (const char *p = afd_xattr_names; p < end; p += strlen(p) + 1)
 		known |= strcmp(p, name) == 0;
-	/* ls and cp ask every file for ACLs and labels: answer without I/O */
-	if (!known || !has_xattrs(n)) {
+	if (!known) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	struct afd_node *n = node_of(req, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if (!has_xattrs(n)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}

@@ -524,6 +524,15 @@ int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 	return rc;
 }
 
+bool afd_src_is_cached(struct afd_ctx *c, const char *path)
+{
+	struct afd_srcs *s = &c->srcs;
+	pthread_mutex_lock(&s->lock);
+	bool cached = find_locked(s, path) != NULL;
+	pthread_mutex_unlock(&s->lock);
+	return cached;
+}
+
 void afd_src_drop(struct afd_ctx *c, const char *path)
 {
 	struct afd_srcs *s = &c->srcs;

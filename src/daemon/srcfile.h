@@ -173,6 +173,8 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 			struct afd_src **out);
 void afd_src_put(struct afd_src *sf);
+/** Whether some version of @p path is cached (a hint: it may be stale). */
+bool afd_src_is_cached(struct afd_ctx *c, const char *path);
 /** Forget the cached version of @p path (the file changed). */
 void afd_src_drop(struct afd_ctx *c, const char *path);
 /**

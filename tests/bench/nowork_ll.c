@@ -10,8 +10,14 @@
  * are an hour. So a program that lists the root, then reads every data,
  * sends LOOKUP of data and READ a file, exactly as through arrayfs.
  *
- * usage: nowork_ll [-o files=N,size=BYTES] [FUSE options] MOUNTPOINT
- *        (defaults 60000 and 784; run in the foreground with -f)
+ * Without xattrs the kernel answers every getxattr itself after the first
+ * (ENOSYS); -o xattrs serves them as arrayfs does, with no work: a name
+ * outside user. is EOPNOTSUPP, a user. name ENODATA, listxattr empty; and
+ * -o xattrs=enodata answers ENODATA for every name (arrayfs before it
+ * answered EOPNOTSUPP), so each probe of ls -l is a round trip.
+ *
+ * usage: nowork_ll [-o files=N,size=BYTES,xattrs[=enodata]] [FUSE options]
+ *        MOUNTPOINT (defaults 60000 and 784; run in the foreground with -f)
  * Inodes: 1 the root, 2 + 2i folder i, 3 + 2i its data.
  */
 #define FUSE_USE_VERSION 312
@@ -26,15 +32,20 @@
 #define TIMEOUT 3600.0
 #define NAME_FMT "img%05u.npy"
 
+enum xattrs { XA_NONE, XA_AS_ARRAYFS, XA_ENODATA };
+
 struct nowork {
 	unsigned files;
 	unsigned size;
+	int xattrs;      /* enum xattrs */
 	char data[1 << 16];  /* what every read returns (its first SIZE bytes) */
 };
 
 static const struct fuse_opt nowork_opts[] = {
 	{ "files=%u", offsetof(struct nowork, files), 0 },
 	{ "size=%u", offsetof(struct nowork, size), 0 },
+	{ "xattrs", offsetof(struct nowork, xattrs), XA_AS_ARRAYFS },
+	{ "xattrs=enodata", offsetof(struct nowork, xattrs), XA_ENODATA },
 	FUSE_OPT_END
 };
 
@@ -196,6 +207,30 @@ static void nowork_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
+static void nowork_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			    size_t size)
+{
+	(void)ino; (void)size;
+	const struct nowork *w = nw(req);
+	if (w->xattrs == XA_NONE)
+		fuse_reply_err(req, ENOSYS);  /* the kernel asks no more */
+	else if (w->xattrs == XA_AS_ARRAYFS && strncmp(name, "user.", 5) != 0)
+		fuse_reply_err(req, EOPNOTSUPP);
+	else
+		fuse_reply_err(req, ENODATA);
+}
+
+static void nowork_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	(void)ino;
+	if (nw(req)->xattrs == XA_NONE)
+		fuse_reply_err(req, ENOSYS);
+	else if (size == 0)
+		fuse_reply_xattr(req, 0);
+	else
+		fuse_reply_buf(req, NULL, 0);
+}
+
 static const struct fuse_lowlevel_ops nowork_ops = {
 	.init = nowork_init,
 	.lookup = nowork_lookup,
@@ -206,6 +241,8 @@ static const struct fuse_lowlevel_ops nowork_ops = {
 	.opendir = nowork_opendir,
 	.readdir = nowork_readdir,
 	.readdirplus = nowork_readdirplus,
+	.getxattr = nowork_getxattr,
+	.listxattr = nowork_listxattr,
 };
 
 int main(int argc, char *argv[])
@@ -220,8 +257,8 @@ int main(int argc, char *argv[])
 	    fuse_parse_cmdline(&args, &opts) != 0)
 		return 1;
 	if (!opts.mountpoint || w.size > sizeof(w.data)) {
-		fprintf(stderr, "usage: %s [-o files=N,size=BYTES<=65536] "
-			"MOUNTPOINT\n", argv[0]);
+		fprintf(stderr, "usage: %s [-o files=N,size=BYTES<=65536,"
+			"xattrs[=enodata]] MOUNTPOINT\n", argv[0]);
 		goto out;
 	}
 	memset(w.data, 'x', sizeof(w.data));

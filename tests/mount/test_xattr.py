@@ -3,11 +3,14 @@
 """Extended attributes: array folders and their `data` carry
 user.array.shape, .dtype, .order and .offset (the data's offset in the
 source file; for a deflated npz member, in the member), listed by
-listxattr and shown by `getfattr -d`; other names are ENODATA, other files
-have none, and nothing can be set."""
+listxattr and shown by `getfattr -d`; other user. names are ENODATA,
+names of other namespaces (SELinux labels, POSIX ACLs) EOPNOTSUPP, so that
+`ls -l` stops probing them after the first file; other files have none,
+and nothing can be set."""
 import errno
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -108,6 +111,14 @@ class XattrTest(MountCase):
                 os.getxattr(self.mp(*parts), "user.array.nonsense")
             self.assertEqual(cm.exception.errno, errno.ENODATA)
 
+    def test_other_namespaces_are_not_supported(self):
+        for parts in (("c.npy",), ("c.npy", "data"), ("plain.txt",), ("s.npz",)):
+            for name in ("security.selinux", "system.posix_acl_access",
+                         "system.posix_acl_default", "trusted.x"):
+                with self.assertRaises(OSError) as cm:
+                    os.getxattr(self.mp(*parts), name)
+                self.assertEqual(cm.exception.errno, errno.EOPNOTSUPP, (parts, name))
+
     def test_other_entries_have_none(self):
         for parts in (("c.npy", "shape"), ("c.npy", "c.npy"), ("plain.txt",), ("s.npz",)):
             self.assertEqual(os.listxattr(self.mp(*parts)), [], parts)
@@ -118,6 +129,38 @@ class XattrTest(MountCase):
             with self.assertRaises(OSError) as cm:
                 call(self.mp("c.npy", "data"))
             self.assertEqual(cm.exception.errno, errno.EROFS)
+
+
+PROBED = 40   # arrays `ls -l` lists in the probe test
+
+
+def make_probed_source():
+    src = TempDir()
+    for i in range(PROBED):
+        np.save(src.join("a%03d.npy" % i), np.full((4, 4), i, dtype="u1"))
+    return src
+
+
+class LsProbeTest(MountCase):
+    """`ls -l` asks each file for its SELinux label and POSIX ACLs; each
+    question is a round trip to the daemon unless ls stops asking: it does
+    once a device answers EOPNOTSUPP. The request count comes from the
+    daemon's debug log (libfuse's "opcode: NAME" line per request)."""
+    make_source = staticmethod(make_probed_source)
+    mount_args = ("-d",)
+
+    def test_ls_l_probes_once_not_once_a_file(self):
+        since = len(self.m.log())
+        out = subprocess.run(["ls", "-l", self.mp()], capture_output=True,
+                             text=True, check=True).stdout
+        self.assertEqual(len([ln for ln in out.splitlines() if ".npy" in ln]), PROBED)
+        asked = re.findall(r"opcode: GETXATTR \(", self.m.log()[since:])
+        # one label and one ACL probe before ls stops (three with a
+        # folder's default ACL), against 3 x PROBED with ENODATA
+        self.assertLessEqual(len(asked), 3)
+
+    def test_user_array_names_still_answer(self):
+        self.assertEqual(os.getxattr(self.mp("a007.npy"), "user.array.shape"), b"4 4")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "daemon_test.h"
+#include "dirahead.h"
 #include "dirs.h"
+#include "srcfile.h"
 
 static char *dir;
 static struct afd_ctx c;
@@ -362,6 +364,112 @@ START_TEST(files_are_not_listed)
 }
 END_TEST
 
+/* The source folder's names in readdir's order, . and .. left out. */
+static size_t readdir_order(char **names, size_t max)
+{
+	DIR *dp = opendir(dir);
+	ck_assert_ptr_nonnull(dp);
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(dp)) && n < max)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			names[n++] = strdup(de->d_name);
+	closedir(dp);
+	return n;
+}
+
+#define AHEAD_ARRAYS 12
+
+START_TEST(parsing_ahead_fills_the_cache_with_arrays_only)
+{
+	mirror_folder();
+	struct afd_dir_ahead a = { strdup("."), 0, 100 };
+	afd_dir_ahead_run(&c, &a);
+	ck_assert_ptr_null(a.path);
+	ck_assert(afd_src_is_cached(&c, "a.npy"));
+	/* an archive is listed by name alone: reading it may cost much */
+	ck_assert(!afd_src_is_cached(&c, "x.npz"));
+	ck_assert(!afd_src_is_cached(&c, "b.txt"));
+}
+END_TEST
+
+START_TEST(parsing_ahead_goes_from_the_last_name_back_to_the_listing)
+{
+	char name[32];
+	for (int i = 0; i < AHEAD_ARRAYS; i++) {
+		snprintf(name, sizeof(name), "a%02d.npy", i);
+		aftd_write_npy(dir, name, 10, (unsigned)i);
+	}
+	char *order[AHEAD_ARRAYS];
+	ck_assert_uint_eq(readdir_order(order, AHEAD_ARRAYS), AHEAD_ARRAYS);
+	/* the listing has parsed up to the fifth name */
+	size_t met = 4;
+	struct afd_src *sf;
+	ck_assert_int_eq(afd_src_get(&c, order[met], NULL, NULL, &sf), 0);
+	afd_src_put(sf);
+	struct afd_dir_ahead a = { strdup("."), 0, AHEAD_ARRAYS };
+	afd_dir_ahead_run(&c, &a);
+	for (size_t i = 0; i < AHEAD_ARRAYS; i++) {
+		ck_assert_msg(afd_src_is_cached(&c, order[i]) == (i >= met),
+			      "%s (name %zu)", order[i], i);
+		free(order[i]);
+	}
+}
+END_TEST
+
+START_TEST(parsing_ahead_starts_where_the_listing_stopped)
+{
+	for (int i = 0; i < AHEAD_ARRAYS; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "a%02d.npy", i);
+		aftd_write_npy(dir, name, 10, (unsigned)i);
+	}
+	char *order[AHEAD_ARRAYS];
+	ck_assert_uint_eq(readdir_order(order, AHEAD_ARRAYS), AHEAD_ARRAYS);
+	struct afd_dirh *d;
+	ck_assert_int_eq(afd_dir_open(&c, c.nodes.root, &d), 0);
+	/* a buffer of . , .. and a few names: one batch */
+	char buf[200];
+	ssize_t used = afd_dir_fill(&c, NULL, d, buf, sizeof(buf), 0, NULL);
+	ck_assert_int_gt(used, 0);
+	struct listing l = { 0 };
+	off_t next;
+	parse(&l, buf, (size_t)used, false, &next);
+	size_t sent = 0;   /* . and .. come where the folder's order puts them */
+	for (size_t i = 0; i < l.n; i++)
+		sent += strcmp(l.name[i], ".") != 0 && strcmp(l.name[i], "..") != 0;
+	ck_assert_uint_lt(sent, AHEAD_ARRAYS / 2);
+	struct afd_dir_ahead a;
+	afd_dir_ahead_of(d, sent, &a);
+	ck_assert_str_eq(a.path, ".");
+	ck_assert_uint_eq(a.count, sent);
+	afd_dir_ahead_run(&c, &a);
+	/* the batch after the one sent, and nothing else */
+	for (size_t i = 0; i < AHEAD_ARRAYS; i++) {
+		bool next_batch = i >= sent && i < 2 * sent;
+		ck_assert_msg(afd_src_is_cached(&c, order[i]) == next_batch,
+			      "%s (name %zu, %zu sent)", order[i], i, sent);
+		free(order[i]);
+	}
+	listing_free(&l);
+	afd_dir_close(d);
+}
+END_TEST
+
+START_TEST(parsing_ahead_of_an_array_folder_does_nothing)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	struct afd_node *a = aftd_must(&c, c.nodes.root, "a.npy");
+	struct afd_dirh *d;
+	ck_assert_int_eq(afd_dir_open(&c, a, &d), 0);
+	struct afd_dir_ahead ahead;
+	afd_dir_ahead_of(d, 5, &ahead);
+	ck_assert_ptr_null(ahead.path);
+	afd_dir_ahead_run(&c, &ahead);
+	afd_dir_close(d);
+}
+END_TEST
+
 static Suite *dirs_suite(void)
 {
 	Suite *s = suite_create("daemon_dirs");
@@ -375,6 +483,10 @@ static Suite *dirs_suite(void)
 	tcase_add_test(tc, readdirplus_gives_entries_where_they_cost_no_parse);
 	tcase_add_test(tc, readdirplus_gives_the_entries_of_a_stores_first_names_only);
 	tcase_add_test(tc, files_are_not_listed);
+	tcase_add_test(tc, parsing_ahead_fills_the_cache_with_arrays_only);
+	tcase_add_test(tc, parsing_ahead_goes_from_the_last_name_back_to_the_listing);
+	tcase_add_test(tc, parsing_ahead_starts_where_the_listing_stopped);
+	tcase_add_test(tc, parsing_ahead_of_an_array_folder_does_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
