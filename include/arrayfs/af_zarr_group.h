@@ -263,6 +263,11 @@ typedef struct af_zarr_fs_array {
 				  * data_offset + c.data_off, c.data_len long,
 				  * of `file`, then zeros; a deflated member or
 				  * LZ4 .ra must be decoded (false) */
+	/* `file` as it was when the header was read (fstat of the descriptor
+	 * read): what a reference records for --verify, with no second stat */
+	uint64_t file_size;
+	int64_t file_mtime_ns;
+	uint64_t file_ino;
 } af_zarr_fs_array;
 
 /**

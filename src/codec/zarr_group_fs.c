@@ -122,29 +122,69 @@ static void items_free(fs_folder *f)
 	f->n = f->cap = 0;
 }
 
-/* Parse the array file at @p full into @p it (left unparsed if it fails). */
-static void parse_file(fs_item *it, const char *full)
+/* One read covers the header of nearly every array (a .npy header is
+ * 128 bytes or a few more, a .ra one 48 plus its shape): the parser's
+ * reads are served from it, so a file costs one open, fstat and pread. */
+#define HEAD_BYTES 4096u
+
+typedef struct head_source {
+	int fd;
+	const unsigned char *head;
+	size_t have;           /* bytes of @p head read from offset 0 */
+} head_source;
+
+static ssize_t head_pread(const af_source *src, void *buf, size_t len,
+			  uint64_t off)
 {
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	const head_source *h = src->ctx;
+	size_t want = off >= src->size ? 0 :
+		      src->size - off < len ? (size_t)(src->size - off) : len;
+	if (off < h->have && want <= h->have - off) {
+		memcpy(buf, h->head + off, want);
+		return (ssize_t)want;
+	}
+	ssize_t got = pread(h->fd, buf, want, (off_t)off);
+	return got < 0 ? -errno : got;
+}
+
+/* What the walk records of the file it read (af_zarr_fs_array says why). */
+static void set_file_stat(af_zarr_fs_array *where, const struct stat *sb)
+{
+	where->file_size = (uint64_t)sb->st_size;
+	where->file_mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000LL +
+			       sb->st_mtim.tv_nsec;
+	where->file_ino = (uint64_t)sb->st_ino;
+}
+
+/* Parse the array file @p name under @p dfd into @p it (left unparsed if
+ * it fails or is no regular file). */
+static void parse_file(fs_item *it, int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat sb;
+	unsigned char head[HEAD_BYTES];
+	it->where.file = it->file;
 	if (fd < 0)
 		return;
-	if (fstat(fd, &sb) == 0) {
-		af_source src;
-		af_source_init_fd(&src, fd, 0, (uint64_t)sb.st_size);
+	ssize_t have;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (have = pread(fd, head, sizeof(head), 0)) >= 0) {
+		head_source h = { fd, head, (size_t)have };
+		af_source src = { .pread = head_pread, .size = (uint64_t)sb.st_size,
+				  .fd = -1, .ctx = &h };
+		set_file_stat(&it->where, &sb);
 		it->parsed = af_array_parse_named(it->name, &src, &it->array,
 						  NULL) == AF_OK;
 	}
 	close(fd);
-	it->where.file = it->file;
 	it->where.data_offset = it->array.data_offset;
 	it->where.chunks_are_ranges = it->array.compression == AF_COMP_NONE;
 }
 
-/* Whether @p full opens as a zip archive. */
-static bool is_zip(const char *full)
+/* Whether @p name under @p dfd opens as a zip archive. */
+static bool is_zip(int dfd, const char *name)
 {
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat sb;
 	bool ok = false;
 	if (fd >= 0 && fstat(fd, &sb) == 0) {
@@ -159,31 +199,39 @@ static bool is_zip(const char *full)
 	return ok;
 }
 
-/* Classify entry @p name of a folder and add it as an item. */
-static af_status list_dir_entry(const fs_walk *w, fs_folder *f, int dfd,
-				const char *name, af_error *err)
+/* What @p de is (DT_*), from readdir where the file system says it. */
+static unsigned char entry_type(int dfd, const struct dirent *de)
 {
 	struct stat sb;
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type;
+	if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return DT_UNKNOWN;
+	return S_ISDIR(sb.st_mode) ? DT_DIR : S_ISREG(sb.st_mode) ? DT_REG
+								 : DT_UNKNOWN;
+}
+
+/* Classify entry @p de of a folder and add it as an item. */
+static af_status list_dir_entry(fs_folder *f, int dfd, const struct dirent *de,
+				af_error *err)
+{
+	const char *name = de->d_name;
 	char *rel = join(f->rel, name);
-	char *full = rel ? join(w->top, rel) : NULL;
-	fs_item *it = full ? add_item(f, name, strlen(name), rel) : NULL;
+	fs_item *it = rel ? add_item(f, name, strlen(name), rel) : NULL;
 	af_status st = it ? AF_OK : nomem(err);
 	af_zarr_group_kind says = AF_ZG_OTHER;
-	if (st == AF_OK && fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-		zg_name_ext(name, &says);
-		if (S_ISDIR(sb.st_mode)) {
-			it->sub = folder_new(rel, NULL);
-			st = it->sub ? AF_OK : nomem(err);
-		} else if (S_ISREG(sb.st_mode) && says == AF_ZG_ARRAY) {
-			parse_file(it, full);
-		} else if (S_ISREG(sb.st_mode) && says == AF_ZG_NPZ &&
-			   is_zip(full)) {
-			it->sub = folder_new(rel, "");
-			st = it->sub ? AF_OK : nomem(err);
-		}
+	zg_name_ext(name, &says);
+	unsigned char type = st == AF_OK ? entry_type(dfd, de) : DT_UNKNOWN;
+	if (type == DT_DIR) {
+		it->sub = folder_new(rel, NULL);
+		st = it->sub ? AF_OK : nomem(err);
+	} else if (type == DT_REG && says == AF_ZG_ARRAY) {
+		parse_file(it, dfd, name);
+	} else if (type == DT_REG && says == AF_ZG_NPZ && is_zip(dfd, name)) {
+		it->sub = folder_new(rel, "");
+		st = it->sub ? AF_OK : nomem(err);
 	}
 	free(rel);
-	free(full);
 	return st;
 }
 
@@ -202,7 +250,7 @@ static af_status list_dir(const fs_walk *w, fs_folder *f, af_error *err)
 	struct dirent *e;
 	while (st == AF_OK && (e = readdir(d)))
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			st = list_dir_entry(w, f, dirfd(d), e->d_name, err);
+			st = list_dir_entry(f, dirfd(d), e, err);
 	closedir(d);
 	free(full);
 	return st;
@@ -329,6 +377,8 @@ static af_status list_npz(const fs_walk *w, fs_folder *f, af_error *err)
 		st = af_zip_open(&z, &src, err);
 		if (st == AF_OK)
 			st = list_npz_members(f, z, err);
+		for (size_t i = 0; st == AF_OK && i < f->n; i++)
+			set_file_stat(&f->items[i].where, &sb);
 		af_zip_close(z);
 	}
 	if (fd >= 0)
@@ -372,7 +422,7 @@ static af_status fs_list(void *ctx, void *folder,
 		fs_item *it = add_item(f, f->single, strlen(f->single), "");
 		st = it ? AF_OK : nomem(err);
 		if (it)
-			parse_file(it, w->top);
+			parse_file(it, AT_FDCWD, w->top);
 	} else {
 		st = f->prefix ? list_npz(w, f, err) : list_dir(w, f, err);
 	}

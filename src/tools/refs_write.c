@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -60,14 +59,15 @@ static void left_out(void *ctx, const char *path, af_zarr_group_left why)
 static af_status ref_key(refs_state *s, const char *path, const char *name,
 			 af_error *err)
 {
-	char *key;
-	if (asprintf(&key, "%s%s%s", path, *path ? "/" : "", name) < 0)
-		return nomem(err);
-	fputs(s->more_refs ? ",\n" : "\n", s->out);
+	(void)err;
+	fputs(s->more_refs ? ",\n\"" : "\n\"", s->out);
 	s->more_refs = true;
-	json_string(s->out, key);
-	fputs(": ", s->out);
-	free(key);
+	if (*path) {
+		json_string_body(s->out, path);
+		putc('/', s->out);
+	}
+	json_string_body(s->out, name);
+	fputs("\": ", s->out);
 	return AF_OK;
 }
 
@@ -106,32 +106,24 @@ static char *full_path(const refs_state *s, const char *file)
 	return asprintf(&full, "%s/%s", s->o->source, file) < 0 ? NULL : full;
 }
 
-/* Record @p file's size and mtime (once: an npz's arrays come together). */
-static af_status record_file(refs_state *s, const char *file, af_error *err)
+/* Record the file of @p src: its size, mtime and inode as the walk read
+ * them (once: an npz's arrays come together). */
+static af_status record_file(refs_state *s, const af_zarr_fs_array *src,
+			     af_error *err)
 {
-	if (s->file && strcmp(s->file, file) == 0)
+	if (s->file && strcmp(s->file, src->file) == 0)
 		return AF_OK;
 	free(s->file);
-	s->file = strdup(file);
-	char *full = full_path(s, file);
-	if (!s->file || !full) {
-		free(full);
+	s->file = strdup(src->file);
+	if (!s->file)
 		return nomem(err);
-	}
-	struct stat sb;
-	int rc = stat(full, &sb);
-	free(full);
-	if (rc < 0)
-		return af_error_set(err, AF_E_IO, AF_NO_OFFSET, "%s: %s", file,
-				    strerror(errno));
-	s->file_size = (uint64_t)sb.st_size;
+	s->file_size = src->file_size;
 	fputs(s->more_files ? ",\n" : "\n", s->files);
 	s->more_files = true;
-	json_string(s->files, file);
+	json_string(s->files, src->file);
 	fprintf(s->files, ": {\"size\": %llu, \"mtime_ns\": %lld, \"ino\": %llu}",
-		(unsigned long long)sb.st_size,
-		(long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec,
-		(unsigned long long)sb.st_ino);
+		(unsigned long long)src->file_size, (long long)src->file_mtime_ns,
+		(unsigned long long)src->file_ino);
 	return AF_OK;
 }
 
@@ -256,7 +248,7 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 		s->res->left_out++;
 		return AF_OK;
 	}
-	af_status st = record_file(s, src->file, err);
+	af_status st = record_file(s, src, err);
 	if (st != AF_OK)
 		return st;
 	af_zarr_layout l = *mount_layout;
