@@ -235,8 +235,7 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 			     const af_zarr_layout *mount_layout, af_error *err)
 {
 	refs_state *s = ctx;
-	const af_zarr_group_entry *e = &g->entries[c->entry];
-	const af_zarr_fs_array *src = e->source;
+	const af_zarr_fs_array *src = af_zarr_group_source(g, c);
 	if (!src->chunks_are_ranges && !s->o->mount_url) {
 		say(s, path, "its chunks must be decoded (give --mount-url)");
 		s->res->left_out++;
@@ -253,7 +252,8 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 		return st;
 	af_zarr_layout l = *mount_layout;
 	if (src->chunks_are_ranges) {
-		refs_plan_result r = refs_plan_layout(e->array, mount_layout,
+		refs_plan_result r = refs_plan_layout(af_zarr_group_array(g, c),
+						      mount_layout,
 						      src->data_offset,
 						      s->file_size,
 						      s->o->inline_max, &l, err);
