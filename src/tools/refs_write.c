@@ -30,6 +30,11 @@ typedef struct refs_state {
 	bool encode;          /* percent-encode paths under the prefix */
 	bool mount_encode;
 	refs_outcome *res;
+	/* the last .zarray text and its JSON string: arrays of one shape and
+	 * type (most of a big folder) share it, escaped once */
+	char *zarray_text;
+	char *zarray_json;
+	size_t zarray_json_len;
 } refs_state;
 
 static af_status nomem(af_error *err)
@@ -78,6 +83,39 @@ static af_status ref_text(refs_state *s, const char *path, const char *name,
 	af_status st = ref_key(s, path, name, err);
 	if (st == AF_OK)
 		json_string(s->out, text);
+	free(text);
+	return st;
+}
+
+/* A .zarray text (taken) as ref_text writes it, escaped only when it is
+ * not the last one's. */
+static af_status ref_zarray(refs_state *s, const char *path, char *text,
+			    af_error *err)
+{
+	af_status st = ref_key(s, path, ".zarray", err);
+	if (st == AF_OK && (!s->zarray_text || strcmp(text, s->zarray_text))) {
+		free(s->zarray_text);
+		free(s->zarray_json);
+		s->zarray_text = text;
+		text = NULL;
+		FILE *json = open_memstream(&s->zarray_json, &s->zarray_json_len);
+		if (json) {
+			json_string(json, s->zarray_text);
+			if (fclose(json) != 0) {
+				free(s->zarray_json);
+				s->zarray_json = NULL;
+			}
+		} else {
+			s->zarray_json = NULL;
+		}
+		if (!s->zarray_json) {
+			free(s->zarray_text);
+			s->zarray_text = NULL;
+			st = nomem(err);
+		}
+	}
+	if (st == AF_OK)
+		fwrite(s->zarray_json, 1, s->zarray_json_len, s->out);
 	free(text);
 	return st;
 }
@@ -272,7 +310,7 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 	st = af_zarr_group_array_text(&l, AF_ZARR_ZARRAY, key, klen, &text, &len,
 				      err);
 	if (st == AF_OK)
-		st = ref_text(s, path, ".zarray", text, err);
+		st = ref_zarray(s, path, text, err);
 	if (st == AF_OK)
 		st = af_zarr_group_array_text(&l, AF_ZARR_ZATTRS, key, klen, &text,
 					      &len, err);
@@ -348,6 +386,8 @@ af_status refs_write(const refs_opts *o, FILE *out, refs_outcome *res,
 	}
 	af_zarr_fs_close(&walk, root);
 	free(s.file);
+	free(s.zarray_text);
+	free(s.zarray_json);
 	if (st == AF_OK && (fflush(out) != 0 || ferror(out))) {
 		res->write_errno = errno ? errno : EIO;
 		st = af_error_set(err, AF_E_IO, AF_NO_OFFSET,
