@@ -79,7 +79,23 @@ typedef struct af_zarr_group_entry {
 	void *folder;            /* AF_ZG_FOLDER/NPZ: what the walk's list takes */
 	const void *source;      /* AF_ZG_ARRAY: the lister's own (the file
 				  * walk's: an af_zarr_fs_array) */
+	bool deferred;           /* AF_ZG_ARRAY: its header is not read yet
+				  * (array and source unset): the model
+				  * reads it through af_zarr_group_header_fn
+				  * where a key depends on it, the walk
+				  * before it visits it */
 } af_zarr_group_entry;
+
+/**
+ * Read the header of deferred entry @p entry: *array its header (NULL:
+ * unreadable) and *source the lister's own, both valid until the next
+ * call with the same @p ctx or until the entries are released. Returns
+ * AF_OK (an unreadable header too) or a failure that stops the build or
+ * walk (AF_E_NOMEM).
+ */
+typedef af_status (*af_zarr_group_header_fn)(void *ctx, size_t entry,
+					     const af_array **array,
+					     const void **source, af_error *err);
 
 /** Why an entry is not a child. */
 typedef enum af_zarr_group_left {
@@ -116,9 +132,16 @@ typedef struct af_zarr_group {
 	uint64_t max_chunk_bytes;
 	af_zarr_group_child *children;   /* byte order of keys */
 	size_t nchildren;
-	size_t narrays;                  /* children that are arrays */
+	size_t narrays;                  /* children that are arrays (deferred
+					  * ones not yet read count) */
 	af_zarr_group_left_out *left;    /* in entry order */
 	size_t nleft;
+	/* deferred entries: how to read them, and the one read last */
+	af_zarr_group_header_fn header;
+	void *header_ctx;
+	size_t read_entry;               /* SIZE_MAX: none */
+	const af_array *read_array;
+	const void *read_source;
 } af_zarr_group;
 
 /**
@@ -131,6 +154,43 @@ typedef struct af_zarr_group {
  */
 af_status af_zarr_group_build(af_zarr_group *g, const af_zarr_group_entry *entries,
 			      size_t n, uint64_t max_chunk_bytes, af_error *err);
+
+/**
+ * af_zarr_group_build for entries some of which are deferred (their
+ * headers read through @p header, @p header_ctx). Keys depend on headers
+ * only where names collide (an array left out for its header frees its
+ * key for another): the model reads the headers of the arrays whose key
+ * is contested, and no other. A deferred child that is no child after
+ * all (unreadable, object, no B.zarr/) is found by af_zarr_group_resolve,
+ * which the walk calls before it visits an array. So a folder's model
+ * holds its names and no header. Returns what af_zarr_group_build
+ * returns, AF_E_INVAL for a deferred entry with no @p header, and what
+ * @p header returns.
+ */
+af_status af_zarr_group_build_deferred(af_zarr_group *g,
+				       const af_zarr_group_entry *entries,
+				       size_t n, uint64_t max_chunk_bytes,
+				       af_zarr_group_header_fn header,
+				       void *header_ctx, af_error *err);
+
+/**
+ * Whether child @p c is one: its header read (a deferred entry's, through
+ * the model's header callback), *why 0, or the reason it is left out
+ * after all. Afterwards af_zarr_group_array/_source give its header and
+ * source until the next resolve of @p g. Returns AF_OK, AF_E_NOMEM, or
+ * what the header callback returns.
+ */
+af_status af_zarr_group_resolve(af_zarr_group *g, const af_zarr_group_child *c,
+				af_zarr_group_left *why, af_error *err);
+
+/** The header of array child @p c (a deferred one's: as last resolved),
+ * or NULL. */
+const af_array *af_zarr_group_array(const af_zarr_group *g,
+				    const af_zarr_group_child *c);
+
+/** The lister's source of array child @p c (as af_zarr_group_array). */
+const void *af_zarr_group_source(const af_zarr_group *g,
+				 const af_zarr_group_child *c);
 
 /** Release what @p g holds and empty it. NULL and empty models are fine. */
 void af_zarr_group_free(af_zarr_group *g);
@@ -206,6 +266,11 @@ typedef struct af_zarr_walk {
 	 * ("run/x.npy"); walks of one tree report the same entries */
 	void (*left_out)(void *ctx, const char *path, af_zarr_group_left why);
 	uint64_t max_chunk_bytes;
+	/* may be NULL if list gives no deferred entry: read the header of
+	 * entry @p entry of @p folder's list (af_zarr_group_header_fn) */
+	af_status (*header)(void *ctx, void *folder, size_t entry,
+			    const af_array **array, const void **source,
+			    af_error *err);
 } af_zarr_walk;
 
 /** What a walk visits, in the byte order of the full keys. */
@@ -263,6 +328,11 @@ typedef struct af_zarr_fs_array {
 				  * data_offset + c.data_off, c.data_len long,
 				  * of `file`, then zeros; a deflated member or
 				  * LZ4 .ra must be decoded (false) */
+	/* `file` as it was when the header was read (fstat of the descriptor
+	 * read): what a reference records for --verify, with no second stat */
+	uint64_t file_size;
+	int64_t file_mtime_ns;
+	uint64_t file_ino;
 } af_zarr_fs_array;
 
 /**

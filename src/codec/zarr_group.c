@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The model of one folder as a Zarr group: its children, keys and left-outs. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,8 @@ static bool key_ok(const char *key, size_t len)
 	return !(len >= 2 && key[0] == '.' && key[1] == 'z');
 }
 
-/* Why @p e is no child, or 0 if it may be one (its key still to check). */
+/* Why @p e is no child by its name and kind, or 0 if it may be one (its
+ * key and, for an array, its header still to check). */
 static af_zarr_group_left entry_left(const af_zarr_group_entry *e)
 {
 	if (strcmp(e->name, ".stack") == 0)
@@ -85,13 +87,23 @@ static af_zarr_group_left entry_left(const af_zarr_group_entry *e)
 		return AF_ZG_LEFT_HIDDEN;
 	if (e->kind == AF_ZG_FOLDER || e->kind == AF_ZG_NPZ)
 		return 0;
-	if (e->kind != AF_ZG_ARRAY)
-		return AF_ZG_LEFT_NOT_ARRAY;
-	if (!e->array)
+	return e->kind == AF_ZG_ARRAY ? 0 : AF_ZG_LEFT_NOT_ARRAY;
+}
+
+/* Why array header @p a is no child, or 0; AF_E_NOMEM in *st. */
+static af_zarr_group_left header_left(const af_array *a, uint64_t max_chunk_bytes,
+				      af_status *st)
+{
+	*st = AF_OK;
+	if (!a)
 		return AF_ZG_LEFT_BAD_HEADER;
-	if (e->array->dtype.kind == AF_KIND_OBJECT || e->array->dtype.has_object)
+	if (a->dtype.kind == AF_KIND_OBJECT || a->dtype.has_object)
 		return AF_ZG_LEFT_OBJECT;
-	return 0;
+	af_zarr_layout l;
+	af_status ls = af_zarr_layout_init(&l, a, max_chunk_bytes, NULL);
+	if (ls == AF_E_NOMEM)
+		*st = ls;
+	return ls == AF_OK ? 0 : AF_ZG_LEFT_NO_STORE;
 }
 
 /* Byte order of two keys. */
@@ -137,36 +149,98 @@ static void settle_keys(af_zarr_group *g)
 	}
 }
 
-static af_zarr_group_left add_left(af_zarr_group *g, size_t entry,
-				   af_zarr_group_left why)
+static void add_left(af_zarr_group *g, size_t entry, af_zarr_group_left why)
 {
 	g->left[g->nleft].entry = entry;
 	g->left[g->nleft++].why = why;
-	return why;
+}
+
+static int left_cmp(const void *pa, const void *pb)
+{
+	const af_zarr_group_left_out *a = pa, *b = pb;
+	return (a->entry > b->entry) - (a->entry < b->entry);
+}
+
+static af_status nomem(af_zarr_group *g, const char *name, af_error *err)
+{
+	af_zarr_group_free(g);
+	return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+			    "out of memory laying out %s", name);
+}
+
+/*
+ * Judge the deferred arrays whose key a collision lengthened: only they
+ * can change a key by being left out (one that no collision touches
+ * keeps its stripped key in any subset of the children, since keys only
+ * lengthen where shared). If any is left out, settle the rest again;
+ * their contested ones are among those judged.
+ */
+static af_status judge_contested(af_zarr_group *g, af_error *err)
+{
+	size_t kept = 0;
+	bool dropped = false;
+	for (size_t i = 0; i < g->nchildren; i++) {
+		af_zarr_group_child *c = &g->children[i];
+		const af_zarr_group_entry *e = &g->entries[c->entry];
+		if (c->is_array && e->deferred && c->key_len != stripped_len(e)) {
+			af_zarr_group_left why;
+			af_status st = af_zarr_group_resolve(g, c, &why, err);
+			if (st != AF_OK)
+				return st;
+			if (why) {
+				add_left(g, c->entry, why);
+				g->narrays--;
+				dropped = true;
+				continue;
+			}
+		}
+		g->children[kept++] = *c;
+	}
+	g->nchildren = kept;
+	if (!dropped)
+		return AF_OK;
+	for (size_t i = 0; i < g->nchildren; i++)
+		g->children[i].key_len = stripped_len(&g->entries[g->children[i].entry]);
+	settle_keys(g);
+	qsort(g->left, g->nleft, sizeof(g->left[0]), left_cmp);
+	return AF_OK;
 }
 
 af_status af_zarr_group_build(af_zarr_group *g, const af_zarr_group_entry *entries,
 			      size_t n, uint64_t max_chunk_bytes, af_error *err)
 {
+	return af_zarr_group_build_deferred(g, entries, n, max_chunk_bytes, NULL,
+					    NULL, err);
+}
+
+af_status af_zarr_group_build_deferred(af_zarr_group *g,
+				       const af_zarr_group_entry *entries,
+				       size_t n, uint64_t max_chunk_bytes,
+				       af_zarr_group_header_fn header,
+				       void *header_ctx, af_error *err)
+{
 	if (!g)
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET, "no group to build");
 	memset(g, 0, sizeof(*g));
+	g->read_entry = SIZE_MAX;
 	if ((n > 0 && !entries) || max_chunk_bytes == 0)
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 				    "no entries or no chunk size for a Zarr group");
 	for (size_t i = 0; i < n; i++)
-		if (!entries[i].name)
+		if (!entries[i].name || (entries[i].deferred && !header))
 			return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
-					    "entry %zu of a Zarr group has no name", i);
+					    "entry %zu of a Zarr group has no %s", i,
+					    entries[i].name ? "way to read its header"
+							    : "name");
 	g->entries = entries;
 	g->max_chunk_bytes = max_chunk_bytes;
+	g->header = header;
+	g->header_ctx = header_ctx;
 	g->children = calloc(n ? n : 1, sizeof(*g->children));
 	g->left = calloc(n ? n : 1, sizeof(*g->left));
-	if (!g->children || !g->left) {
-		af_zarr_group_free(g);
-		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
-				    "out of memory for a Zarr group of %zu entries", n);
-	}
+	if (!g->children || !g->left)
+		return nomem(g, "a Zarr group", err);
+	bool deferred = false;
 	for (size_t i = 0; i < n; i++) {
 		const af_zarr_group_entry *e = &entries[i];
 		af_zarr_group_left why = entry_left(e);
@@ -184,26 +258,61 @@ af_status af_zarr_group_build(af_zarr_group *g, const af_zarr_group_entry *entri
 			add_left(g, i, AF_ZG_LEFT_BAD_KEY);
 			continue;
 		}
-		if (c->is_array) {
-			af_zarr_layout l;
-			af_status st = af_zarr_layout_init(&l, e->array,
-							   max_chunk_bytes, NULL);
-			if (st == AF_E_NOMEM) {
-				af_zarr_group_free(g);
-				return af_error_set(err, st, AF_NO_OFFSET,
-						    "out of memory laying out %s",
-						    e->name);
-			}
-			if (st != AF_OK) {
-				add_left(g, i, AF_ZG_LEFT_NO_STORE);
+		if (c->is_array && !e->deferred) {
+			af_status st;
+			why = header_left(e->array, max_chunk_bytes, &st);
+			if (st != AF_OK)
+				return nomem(g, e->name, err);
+			if (why) {
+				add_left(g, i, why);
 				continue;
 			}
-			g->narrays++;
 		}
+		deferred |= c->is_array && e->deferred;
+		g->narrays += c->is_array;
 		g->nchildren++;
 	}
 	settle_keys(g);
+	af_status st = deferred ? judge_contested(g, err) : AF_OK;
+	if (st != AF_OK)
+		af_zarr_group_free(g);
+	return st;
+}
+
+af_status af_zarr_group_resolve(af_zarr_group *g, const af_zarr_group_child *c,
+				af_zarr_group_left *why, af_error *err)
+{
+	const af_zarr_group_entry *e = &g->entries[c->entry];
+	*why = 0;
+	if (!c->is_array || !e->deferred)
+		return AF_OK;
+	g->read_entry = SIZE_MAX;
+	af_status st = g->header(g->header_ctx, c->entry, &g->read_array,
+				 &g->read_source, err);
+	if (st != AF_OK)
+		return st;
+	g->read_entry = c->entry;
+	*why = header_left(g->read_array, g->max_chunk_bytes, &st);
+	if (st != AF_OK)
+		return af_error_set(err, st, AF_NO_OFFSET,
+				    "out of memory laying out %s", e->name);
 	return AF_OK;
+}
+
+const af_array *af_zarr_group_array(const af_zarr_group *g,
+				    const af_zarr_group_child *c)
+{
+	const af_zarr_group_entry *e = &g->entries[c->entry];
+	return !e->deferred ? e->array :
+	       g->read_entry == c->entry ? g->read_array : NULL;
+}
+
+const void *af_zarr_group_source(const af_zarr_group *g,
+				 const af_zarr_group_child *c)
+{
+	const af_zarr_group_entry *e = &g->entries[c->entry];
+	return !e->deferred ? e->source :
+	       g->read_entry == c->entry ? g->read_source : NULL;
 }
 
 void af_zarr_group_free(af_zarr_group *g)
@@ -231,8 +340,12 @@ af_status af_zarr_group_layout(const af_zarr_group *g,
 		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
 				    "%.*s is a Zarr sub-group, not an array",
 				    (int)c->key_len, c->key);
-	return af_zarr_layout_init(out, g->entries[c->entry].array,
-				   g->max_chunk_bytes, err);
+	const af_array *a = af_zarr_group_array(g, c);
+	if (!a)
+		return af_error_set(err, AF_E_INVAL, AF_NO_OFFSET,
+				    "%.*s: its header is not read",
+				    (int)c->key_len, c->key);
+	return af_zarr_layout_init(out, a, g->max_chunk_bytes, err);
 }
 
 const af_zarr_group_child *af_zarr_group_find(const af_zarr_group *g,

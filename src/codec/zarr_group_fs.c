@@ -12,6 +12,7 @@
 
 #include "arrayfs/af_zarr_group.h"
 #include "arrayfs/af_zip.h"
+#include "textbuf_i.h"
 #include "zarr_group_i.h"
 
 typedef struct fs_walk {
@@ -20,21 +21,33 @@ typedef struct fs_walk {
 	void *left_ctx;
 } fs_walk;
 
-/* One entry's storage; entries[i] points into items[i]. */
-typedef struct fs_item {
-	char *name;
+/* A parsed header and where its data lies: an npz member's (read when
+ * its folder is listed) or the one a folder read last for the walk. */
+typedef struct fs_header {
 	char *file;                /* relative to the top */
 	char *member;              /* in an npz: the member's name */
 	af_array array;
 	bool parsed;
 	af_zarr_fs_array where;
-	struct fs_folder *sub;
+} fs_header;
+
+/* One entry: a name and what it is; entries[i] is made from items[i]. An
+ * array file's header is not kept: the walk asks for it (fs_header), so a
+ * folder costs its names and a few words an entry. */
+typedef struct fs_item {
+	size_t name;               /* offset in the folder's names */
+	struct fs_folder *sub;     /* a sub-folder or an npz */
+	fs_header *header;         /* an npz member's; NULL for a file */
+	bool array_file;           /* an array file, header deferred */
 } fs_item;
 
 typedef struct fs_folder {
 	char *rel;        /* a folder's path from the top, or its npz file's */
 	char *prefix;     /* in an npz: the members' prefix ("", "a/"); else NULL */
 	char *single;     /* the top is this one array file (its name) */
+	int dfd;          /* a folder's, while listed (array files open under it) */
+	textbuf names;    /* every item's name, each NUL-terminated */
+	fs_header read;   /* the array file's header read last */
 	af_zarr_group_entry *entries;   /* while listed */
 	fs_item *items;
 	size_t n, cap;
@@ -60,6 +73,7 @@ static fs_folder *folder_new(const char *rel, const char *prefix)
 	fs_folder *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
+	f->dfd = -1;
 	f->rel = strdup(rel);
 	f->prefix = prefix ? strdup(prefix) : NULL;
 	if (!f->rel || (prefix && !f->prefix)) {
@@ -81,9 +95,18 @@ static void folder_free(fs_folder *f)
 	free(f);
 }
 
-/* A new item named @p name (@p len bytes), in a file @p file from the top. */
-static fs_item *add_item(fs_folder *f, const char *name, size_t len,
-			 const char *file)
+static void header_free(fs_header *h)
+{
+	if (!h)
+		return;
+	free(h->file);
+	free(h->member);
+	af_array_free(&h->array);
+	memset(h, 0, sizeof(*h));
+}
+
+/* A new item named @p name (@p len bytes). */
+static fs_item *add_item(fs_folder *f, const char *name, size_t len)
 {
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 16;
@@ -93,58 +116,101 @@ static fs_item *add_item(fs_folder *f, const char *name, size_t len,
 		f->items = grown;
 		f->cap = cap;
 	}
-	fs_item *it = &f->items[f->n];
-	memset(it, 0, sizeof(*it));
-	it->name = strndup(name, len);
-	it->file = strdup(file);
-	if (!it->name || !it->file) {
-		free(it->name);
-		free(it->file);
+	size_t at = f->names.len;
+	tb_add(&f->names, name, len);
+	tb_add(&f->names, "", 1); /* each name ends in its NUL */
+	if (f->names.failed)
 		return NULL;
-	}
-	f->n++;
+	fs_item *it = &f->items[f->n++];
+	memset(it, 0, sizeof(*it));
+	it->name = at;
 	return it;
 }
 
 static void items_free(fs_folder *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
-		free(f->items[i].name);
-		free(f->items[i].file);
-		free(f->items[i].member);
-		af_array_free(&f->items[i].array);
+		header_free(f->items[i].header);
+		free(f->items[i].header);
 		folder_free(f->items[i].sub);
 	}
+	header_free(&f->read);
 	free(f->items);
 	free(f->entries);
+	free(f->names.buf);
+	if (f->dfd >= 0)
+		close(f->dfd);
+	f->dfd = -1;
 	f->items = NULL;
 	f->entries = NULL;
+	memset(&f->names, 0, sizeof(f->names));
 	f->n = f->cap = 0;
 }
 
-/* Parse the array file at @p full into @p it (left unparsed if it fails). */
-static void parse_file(fs_item *it, const char *full)
+/* One read covers the header of nearly every array (a .npy header is
+ * 128 bytes or a few more, a .ra one 48 plus its shape): the parser's
+ * reads are served from it, so a file costs one open, fstat and pread. */
+#define HEAD_BYTES 4096u
+
+typedef struct head_source {
+	int fd;
+	const unsigned char *head;
+	size_t have;           /* bytes of @p head read from offset 0 */
+} head_source;
+
+static ssize_t head_pread(const af_source *src, void *buf, size_t len,
+			  uint64_t off)
 {
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat sb;
-	if (fd < 0)
-		return;
-	if (fstat(fd, &sb) == 0) {
-		af_source src;
-		af_source_init_fd(&src, fd, 0, (uint64_t)sb.st_size);
-		it->parsed = af_array_parse_named(it->name, &src, &it->array,
-						  NULL) == AF_OK;
+	const head_source *h = src->ctx;
+	size_t want = off >= src->size ? 0 :
+		      src->size - off < len ? (size_t)(src->size - off) : len;
+	if (off < h->have && want <= h->have - off) {
+		memcpy(buf, h->head + off, want);
+		return (ssize_t)want;
 	}
-	close(fd);
-	it->where.file = it->file;
-	it->where.data_offset = it->array.data_offset;
-	it->where.chunks_are_ranges = it->array.compression == AF_COMP_NONE;
+	ssize_t got = pread(h->fd, buf, want, (off_t)off);
+	return got < 0 ? -errno : got;
 }
 
-/* Whether @p full opens as a zip archive. */
-static bool is_zip(const char *full)
+/* What the walk records of the file it read (af_zarr_fs_array says why). */
+static void set_file_stat(af_zarr_fs_array *where, const struct stat *sb)
 {
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	where->file_size = (uint64_t)sb->st_size;
+	where->file_mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000LL +
+			       sb->st_mtim.tv_nsec;
+	where->file_ino = (uint64_t)sb->st_ino;
+}
+
+/* Parse the array file at @p path under @p dfd, named @p name, into @p h
+ * (left unparsed if it fails or is no regular file). */
+static void parse_file(fs_header *h, int dfd, const char *path,
+		       const char *name)
+{
+	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat sb;
+	unsigned char head[HEAD_BYTES];
+	h->where.file = h->file;
+	if (fd < 0)
+		return;
+	ssize_t have;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (have = pread(fd, head, sizeof(head), 0)) >= 0) {
+		head_source hs = { fd, head, (size_t)have };
+		af_source src = { .pread = head_pread, .size = (uint64_t)sb.st_size,
+				  .fd = -1, .ctx = &hs };
+		set_file_stat(&h->where, &sb);
+		h->parsed = af_array_parse_named(name, &src, &h->array,
+						 NULL) == AF_OK;
+	}
+	close(fd);
+	h->where.data_offset = h->array.data_offset;
+	h->where.chunks_are_ranges = h->array.compression == AF_COMP_NONE;
+}
+
+/* Whether @p name under @p dfd opens as a zip archive. */
+static bool is_zip(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat sb;
 	bool ok = false;
 	if (fd >= 0 && fstat(fd, &sb) == 0) {
@@ -159,42 +225,53 @@ static bool is_zip(const char *full)
 	return ok;
 }
 
-/* Classify entry @p name of a folder and add it as an item. */
-static af_status list_dir_entry(const fs_walk *w, fs_folder *f, int dfd,
-				const char *name, af_error *err)
+/* What @p de is (DT_*), from readdir where the file system says it. */
+static unsigned char entry_type(int dfd, const struct dirent *de)
 {
 	struct stat sb;
-	char *rel = join(f->rel, name);
-	char *full = rel ? join(w->top, rel) : NULL;
-	fs_item *it = full ? add_item(f, name, strlen(name), rel) : NULL;
-	af_status st = it ? AF_OK : nomem(err);
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type;
+	if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return DT_UNKNOWN;
+	return S_ISDIR(sb.st_mode) ? DT_DIR : S_ISREG(sb.st_mode) ? DT_REG
+								 : DT_UNKNOWN;
+}
+
+/* Classify entry @p de of a folder and add it as an item. */
+static af_status list_dir_entry(fs_folder *f, const struct dirent *de,
+				af_error *err)
+{
+	const char *name = de->d_name;
+	fs_item *it = add_item(f, name, strlen(name));
+	if (!it)
+		return nomem(err);
 	af_zarr_group_kind says = AF_ZG_OTHER;
-	if (st == AF_OK && fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-		zg_name_ext(name, &says);
-		if (S_ISDIR(sb.st_mode)) {
-			it->sub = folder_new(rel, NULL);
-			st = it->sub ? AF_OK : nomem(err);
-		} else if (S_ISREG(sb.st_mode) && says == AF_ZG_ARRAY) {
-			parse_file(it, full);
-		} else if (S_ISREG(sb.st_mode) && says == AF_ZG_NPZ &&
-			   is_zip(full)) {
-			it->sub = folder_new(rel, "");
-			st = it->sub ? AF_OK : nomem(err);
-		}
+	zg_name_ext(name, &says);
+	unsigned char type = entry_type(f->dfd, de);
+	char *rel = NULL;
+	if (type == DT_DIR || (type == DT_REG && says == AF_ZG_NPZ &&
+			       is_zip(f->dfd, name))) {
+		rel = join(f->rel, name);
+		it->sub = rel ? folder_new(rel, type == DT_DIR ? NULL : "") : NULL;
+		free(rel);
+		return it->sub ? AF_OK : nomem(err);
 	}
-	free(rel);
-	free(full);
-	return st;
+	it->array_file = type == DT_REG && says == AF_ZG_ARRAY;
+	return AF_OK;
 }
 
 static af_status list_dir(const fs_walk *w, fs_folder *f, af_error *err)
 {
 	char *full = join(w->top, f->rel);
-	DIR *d = full ? opendir(full) : NULL;
+	f->dfd = full ? open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int dup_fd = f->dfd >= 0 ? fcntl(f->dfd, F_DUPFD_CLOEXEC, 0) : -1;
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!d) {
 		af_status st = full ? af_error_set(err, AF_E_IO, AF_NO_OFFSET,
 						   "%s: %s", full, strerror(errno))
 				    : nomem(err);
+		if (dup_fd >= 0)
+			close(dup_fd);
 		free(full);
 		return st;
 	}
@@ -202,32 +279,42 @@ static af_status list_dir(const fs_walk *w, fs_folder *f, af_error *err)
 	struct dirent *e;
 	while (st == AF_OK && (e = readdir(d)))
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			st = list_dir_entry(w, f, dirfd(d), e->d_name, err);
+			st = list_dir_entry(f, e, err);
 	closedir(d);
 	free(full);
 	return st;
 }
 
-/* Member @p i's header into @p it, and where its data lies. */
-static void parse_member(fs_item *it, const af_zip *z, size_t i)
+/* Member @p i's header into a new header of @p it (the npz file is
+ * @p file), and where its data lies. */
+static af_status parse_member(fs_item *it, const char *file, const af_zip *z,
+			      size_t i, af_error *err)
 {
 	const af_zip_entry *e = af_zip_entry_at(z, i);
 	af_member *m = NULL;
-	it->where.file = it->file;
-	it->member = strdup(e->name);
-	it->where.member = it->member;
-	if (!it->member || af_member_open(&m, z, i, NULL) != AF_OK)
-		return;
-	it->parsed = af_npy_parse(af_member_source(m), &it->array, NULL) == AF_OK;
+	fs_header *h = calloc(1, sizeof(*h));
+	it->header = h;
+	if (h) {
+		h->file = strdup(file);
+		h->member = strdup(e->name);
+	}
+	if (!h || !h->file || !h->member)
+		return nomem(err);
+	h->where.file = h->file;
+	h->where.member = h->member;
+	if (af_member_open(&m, z, i, NULL) != AF_OK)
+		return AF_OK;
+	h->parsed = af_npy_parse(af_member_source(m), &h->array, NULL) == AF_OK;
 	af_member_close(m);
 	uint64_t base;
-	it->where.data_offset = it->array.data_offset;
-	if (it->parsed && e->method == AF_ZIP_STORED &&
+	h->where.data_offset = h->array.data_offset;
+	if (h->parsed && e->method == AF_ZIP_STORED &&
 	    af_zip_data_offset(z, i, &base, NULL) == AF_OK &&
-	    base + it->where.data_offset >= base) {
-		it->where.data_offset += base;
-		it->where.chunks_are_ranges = true;
+	    base + h->where.data_offset >= base) {
+		h->where.data_offset += base;
+		h->where.chunks_are_ranges = true;
 	}
+	return AF_OK;
 }
 
 /* A name right under an npz folder: a member, or the first part of deeper ones. */
@@ -260,7 +347,7 @@ static bool same_name(const npz_part *a, const npz_part *b)
 static af_status add_part(fs_folder *f, const af_zip *z, const npz_part *p,
 			  af_error *err)
 {
-	fs_item *it = add_item(f, p->name, p->len, f->rel);
+	fs_item *it = add_item(f, p->name, p->len);
 	if (!it)
 		return nomem(err);
 	if (p->folder) {
@@ -276,7 +363,7 @@ static af_status add_part(fs_folder *f, const af_zip *z, const npz_part *p,
 		return it->sub ? AF_OK : nomem(err);
 	}
 	if (p->len > 4 && memcmp(p->name + p->len - 4, ".npy", 4) == 0)
-		parse_member(it, z, p->member);
+		return parse_member(it, f->rel, z, p->member, err);
 	return AF_OK;
 }
 
@@ -329,6 +416,9 @@ static af_status list_npz(const fs_walk *w, fs_folder *f, af_error *err)
 		st = af_zip_open(&z, &src, err);
 		if (st == AF_OK)
 			st = list_npz_members(f, z, err);
+		for (size_t i = 0; st == AF_OK && i < f->n; i++)
+			if (f->items[i].header)
+				set_file_stat(&f->items[i].header->where, &sb);
 		af_zip_close(z);
 	}
 	if (fd >= 0)
@@ -346,14 +436,17 @@ static af_status make_entries(fs_folder *f, af_error *err)
 	for (size_t i = 0; i < f->n; i++) {
 		fs_item *it = &f->items[i];
 		af_zarr_group_entry *e = &f->entries[i];
-		e->name = it->name;
-		e->source = &it->where;
+		e->name = f->names.buf + it->name;
 		if (it->sub) {
 			e->kind = it->sub->prefix && !f->prefix ? AF_ZG_NPZ : AF_ZG_FOLDER;
 			e->folder = it->sub;
-		} else if (it->where.file) {
+		} else if (it->array_file) {
 			e->kind = AF_ZG_ARRAY;
-			e->array = it->parsed ? &it->array : NULL;
+			e->deferred = true;
+		} else if (it->header) {
+			e->kind = AF_ZG_ARRAY;
+			e->array = it->header->parsed ? &it->header->array : NULL;
+			e->source = &it->header->where;
 		} else {
 			e->kind = AF_ZG_OTHER;
 		}
@@ -369,10 +462,10 @@ static af_status fs_list(void *ctx, void *folder,
 	fs_folder *f = folder;
 	af_status st;
 	if (f->single) {
-		fs_item *it = add_item(f, f->single, strlen(f->single), "");
+		fs_item *it = add_item(f, f->single, strlen(f->single));
 		st = it ? AF_OK : nomem(err);
 		if (it)
-			parse_file(it, w->top);
+			it->array_file = true;
 	} else {
 		st = f->prefix ? list_npz(w, f, err) : list_dir(w, f, err);
 	}
@@ -384,6 +477,28 @@ static af_status fs_list(void *ctx, void *folder,
 	}
 	*entries = f->entries;
 	*n = f->n;
+	return AF_OK;
+}
+
+/* The header of array file @p entry of @p folder, read now: the one a
+ * folder keeps, until the next. */
+static af_status fs_read_header(void *ctx, void *folder, size_t entry,
+				const af_array **array, const void **source,
+				af_error *err)
+{
+	const fs_walk *w = ctx;
+	fs_folder *f = folder;
+	const char *name = f->names.buf + f->items[entry].name;
+	header_free(&f->read);
+	f->read.file = f->single ? strdup("") : join(f->rel, name);
+	if (!f->read.file)
+		return nomem(err);
+	if (f->single)
+		parse_file(&f->read, AT_FDCWD, w->top, name);
+	else
+		parse_file(&f->read, f->dfd, name, name);
+	*array = f->read.parsed ? &f->read.array : NULL;
+	*source = &f->read.where;
 	return AF_OK;
 }
 
@@ -440,6 +555,7 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 	walk->list = fs_list;
 	walk->release = fs_release;
 	walk->left_out = fs_left;
+	walk->header = fs_read_header;
 	walk->max_chunk_bytes = max_chunk_bytes;
 	*root = f;
 	return AF_OK;

@@ -44,35 +44,50 @@ static int slash_cmp(const void *pa, const void *pb)
 	return (ca > cb) - (ca < cb);
 }
 
+/* Tell the walk's left_out of entry @p name of the folder walked. */
+static void report_one(walk_state *s, size_t nlen, const char *name,
+		       af_zarr_group_left why)
+{
+	size_t len = strlen(name);
+	char *full = malloc(nlen + len + 2);
+	if (!full)
+		return; /* a report lost for memory: the walk goes on */
+	memcpy(full, s->names, nlen);
+	path_join(full, nlen, name, len);
+	s->walk->left_out(s->walk->ctx, full, why);
+	free(full);
+}
+
 static void report_left(walk_state *s, size_t nlen, const af_zarr_group *g)
 {
 	if (!s->walk->left_out)
 		return;
-	for (size_t i = 0; i < g->nleft; i++) {
-		const char *name = g->entries[g->left[i].entry].name;
-		size_t len = strlen(name);
-		char *full = malloc(nlen + len + 2);
-		if (!full)
-			return; /* a report lost for memory: the walk goes on */
-		memcpy(full, s->names, nlen);
-		path_join(full, nlen, name, len);
-		s->walk->left_out(s->walk->ctx, full, g->left[i].why);
-		free(full);
-	}
+	for (size_t i = 0; i < g->nleft; i++)
+		report_one(s, nlen, g->entries[g->left[i].entry].name,
+			   g->left[i].why);
 }
 
 static af_status walk_folder(walk_state *s, void *folder, size_t klen,
 			     size_t nlen, unsigned depth, af_error *err);
 
-static af_status walk_child(walk_state *s, const af_zarr_group *g,
+static af_status walk_child(walk_state *s, af_zarr_group *g,
 			    const af_zarr_group_child *c, size_t klen,
 			    size_t nlen, unsigned depth, af_error *err)
 {
 	const af_zarr_group_entry *e = &g->entries[c->entry];
 	size_t k = path_join(s->keys, klen, c->key, c->key_len);
 	if (c->is_array) {
+		/* a deferred header is read here, one at a time */
+		af_zarr_group_left why;
 		af_zarr_layout l;
-		af_status st = af_zarr_group_layout(g, c, &l, err);
+		af_status st = af_zarr_group_resolve(g, c, &why, err);
+		if (st == AF_OK && why) {
+			if (s->walk->left_out)
+				report_one(s, nlen, e->name, why);
+			return AF_OK;
+		}
+		if (st == AF_OK)
+			st = af_zarr_group_layout(g, c, &l, err);
 		return st != AF_OK ? st :
 		       s->visit->array(s->visit->ctx, s->keys, g, c, &l, err);
 	}
@@ -84,7 +99,7 @@ static af_status walk_child(walk_state *s, const af_zarr_group *g,
 	return walk_folder(s, e->folder, k, n, depth + 1, err);
 }
 
-static af_status walk_model(walk_state *s, const af_zarr_group *g, size_t klen,
+static af_status walk_model(walk_state *s, af_zarr_group *g, size_t klen,
 			    size_t nlen, unsigned depth, af_error *err)
 {
 	const af_zarr_group_child **order =
@@ -113,16 +128,32 @@ static af_status walk_model(walk_state *s, const af_zarr_group *g, size_t klen,
 	return st;
 }
 
+/* The folder a model's deferred headers are read from. */
+typedef struct folder_headers {
+	const af_zarr_walk *walk;
+	void *folder;
+} folder_headers;
+
+static af_status read_header(void *ctx, size_t entry, const af_array **array,
+			     const void **source, af_error *err)
+{
+	const folder_headers *h = ctx;
+	return h->walk->header(h->walk->ctx, h->folder, entry, array, source, err);
+}
+
 static af_status walk_folder(walk_state *s, void *folder, size_t klen,
 			     size_t nlen, unsigned depth, af_error *err)
 {
+	folder_headers headers = { s->walk, folder };
 	const af_zarr_group_entry *entries = NULL;
 	size_t n = 0;
 	af_status st = s->walk->list(s->walk->ctx, folder, &entries, &n, err);
 	if (st != AF_OK)
 		return st;
 	af_zarr_group g;
-	st = af_zarr_group_build(&g, entries, n, s->walk->max_chunk_bytes, err);
+	st = af_zarr_group_build_deferred(&g, entries, n, s->walk->max_chunk_bytes,
+					  s->walk->header ? read_header : NULL,
+					  &headers, err);
 	if (st == AF_OK) {
 		s->names[nlen] = '\0';
 		report_left(s, nlen, &g);

@@ -23,6 +23,8 @@
 
 enum { EXIT_SOURCE = 1, EXIT_WRITE = 2, EXIT_LEFT_OUT = 3 };
 
+#define OUT_BUFFER_BYTES (1u << 20)
+
 static void usage(FILE *out)
 {
 	fputs("usage: " PROG " [--url PREFIX] [--mount-url URL] [-o FILE] SOURCE\n"
@@ -79,8 +81,14 @@ static FILE *open_output(const char *output, char **tmp)
 {
 	struct stat sb;
 	*tmp = NULL;
-	if (!output)
-		return stdout;
+	if (!output) {
+		/* a stream of its own, with its own buffer, closed and checked */
+		int fd = dup(STDOUT_FILENO);
+		FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (fd >= 0 && !out)
+			close(fd);
+		return out;
+	}
 	if (stat(output, &sb) == 0 && !S_ISREG(sb.st_mode))
 		return fopen(output, "w");
 	int fd = cli_temp_beside(output, PROG, tmp);
@@ -99,18 +107,26 @@ static int write_refs(const refs_opts *o, const char *output)
 	char *tmp;
 	FILE *out = open_output(output, &tmp);
 	if (!out) {
-		fprintf(stderr, PROG ": %s: %s\n", output, strerror(errno));
+		fprintf(stderr, PROG ": %s: %s\n",
+			output ? output : "standard output", strerror(errno));
 		return EXIT_WRITE;
 	}
+	/* a document of many small pieces: few, big writes (glibc takes a
+	 * size only with a buffer) */
+	char *buffer = malloc(OUT_BUFFER_BYTES);
+	if (buffer)
+		setvbuf(out, buffer, _IOFBF, OUT_BUFFER_BYTES);
 	refs_outcome res;
 	af_error err;
 	af_error_clear(&err);
 	af_status st = refs_write(o, out, &res, &err);
-	if (output && fclose(out) != 0 && st == AF_OK) {
+	if (fclose(out) != 0 && st == AF_OK) {
 		res.write_errno = errno;
-		st = af_error_set(&err, AF_E_IO, AF_NO_OFFSET, "%s: %s", output,
+		st = af_error_set(&err, AF_E_IO, AF_NO_OFFSET, "%s: %s",
+				  output ? output : "standard output",
 				  strerror(errno));
 	}
+	free(buffer);
 	if (st == AF_OK && tmp && rename(tmp, output) != 0) {
 		res.write_errno = errno;
 		st = af_error_set(&err, AF_E_IO, AF_NO_OFFSET, "%s: %s", output,

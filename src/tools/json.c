@@ -59,6 +59,10 @@ static void put_bytes(json_buf *b, const void *p, size_t n)
 		fwrite(b->text, 1, b->len, b->out);
 		b->len = 0;
 	}
+	if (n > sizeof(b->text)) {
+		fwrite(p, 1, n, b->out);
+		return;
+	}
 	memcpy(b->text + b->len, p, n);
 	b->len += n;
 }
@@ -72,6 +76,14 @@ void json_string_body(FILE *out, const char *str)
 	b.out = out;
 	b.len = 0;
 	while (*s) {
+		/* a run that needs no escape goes in one copy */
+		const unsigned char *run = s;
+		while (*s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\')
+			s++;
+		if (s > run) {
+			put_bytes(&b, run, (size_t)(s - run));
+			continue;
+		}
 		unsigned c = *s;
 		size_t n = c >= 0x80 ? utf8_len(s) : 1;
 		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };

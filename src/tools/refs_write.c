@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -31,6 +30,11 @@ typedef struct refs_state {
 	bool encode;          /* percent-encode paths under the prefix */
 	bool mount_encode;
 	refs_outcome *res;
+	/* the last .zarray text and its JSON string: arrays of one shape and
+	 * type (most of a big folder) share it, escaped once */
+	char *zarray_text;
+	char *zarray_json;
+	size_t zarray_json_len;
 } refs_state;
 
 static af_status nomem(af_error *err)
@@ -60,14 +64,15 @@ static void left_out(void *ctx, const char *path, af_zarr_group_left why)
 static af_status ref_key(refs_state *s, const char *path, const char *name,
 			 af_error *err)
 {
-	char *key;
-	if (asprintf(&key, "%s%s%s", path, *path ? "/" : "", name) < 0)
-		return nomem(err);
-	fputs(s->more_refs ? ",\n" : "\n", s->out);
+	(void)err;
+	fputs(s->more_refs ? ",\n\"" : "\n\"", s->out);
 	s->more_refs = true;
-	json_string(s->out, key);
-	fputs(": ", s->out);
-	free(key);
+	if (*path) {
+		json_string_body(s->out, path);
+		putc('/', s->out);
+	}
+	json_string_body(s->out, name);
+	fputs("\": ", s->out);
 	return AF_OK;
 }
 
@@ -78,6 +83,39 @@ static af_status ref_text(refs_state *s, const char *path, const char *name,
 	af_status st = ref_key(s, path, name, err);
 	if (st == AF_OK)
 		json_string(s->out, text);
+	free(text);
+	return st;
+}
+
+/* A .zarray text (taken) as ref_text writes it, escaped only when it is
+ * not the last one's. */
+static af_status ref_zarray(refs_state *s, const char *path, char *text,
+			    af_error *err)
+{
+	af_status st = ref_key(s, path, ".zarray", err);
+	if (st == AF_OK && (!s->zarray_text || strcmp(text, s->zarray_text))) {
+		free(s->zarray_text);
+		free(s->zarray_json);
+		s->zarray_text = text;
+		text = NULL;
+		FILE *json = open_memstream(&s->zarray_json, &s->zarray_json_len);
+		if (json) {
+			json_string(json, s->zarray_text);
+			if (fclose(json) != 0) {
+				free(s->zarray_json);
+				s->zarray_json = NULL;
+			}
+		} else {
+			s->zarray_json = NULL;
+		}
+		if (!s->zarray_json) {
+			free(s->zarray_text);
+			s->zarray_text = NULL;
+			st = nomem(err);
+		}
+	}
+	if (st == AF_OK)
+		fwrite(s->zarray_json, 1, s->zarray_json_len, s->out);
 	free(text);
 	return st;
 }
@@ -106,32 +144,24 @@ static char *full_path(const refs_state *s, const char *file)
 	return asprintf(&full, "%s/%s", s->o->source, file) < 0 ? NULL : full;
 }
 
-/* Record @p file's size and mtime (once: an npz's arrays come together). */
-static af_status record_file(refs_state *s, const char *file, af_error *err)
+/* Record the file of @p src: its size, mtime and inode as the walk read
+ * them (once: an npz's arrays come together). */
+static af_status record_file(refs_state *s, const af_zarr_fs_array *src,
+			     af_error *err)
 {
-	if (s->file && strcmp(s->file, file) == 0)
+	if (s->file && strcmp(s->file, src->file) == 0)
 		return AF_OK;
 	free(s->file);
-	s->file = strdup(file);
-	char *full = full_path(s, file);
-	if (!s->file || !full) {
-		free(full);
+	s->file = strdup(src->file);
+	if (!s->file)
 		return nomem(err);
-	}
-	struct stat sb;
-	int rc = stat(full, &sb);
-	free(full);
-	if (rc < 0)
-		return af_error_set(err, AF_E_IO, AF_NO_OFFSET, "%s: %s", file,
-				    strerror(errno));
-	s->file_size = (uint64_t)sb.st_size;
+	s->file_size = src->file_size;
 	fputs(s->more_files ? ",\n" : "\n", s->files);
 	s->more_files = true;
-	json_string(s->files, file);
+	json_string(s->files, src->file);
 	fprintf(s->files, ": {\"size\": %llu, \"mtime_ns\": %lld, \"ino\": %llu}",
-		(unsigned long long)sb.st_size,
-		(long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec,
-		(unsigned long long)sb.st_ino);
+		(unsigned long long)src->file_size, (long long)src->file_mtime_ns,
+		(unsigned long long)src->file_ino);
 	return AF_OK;
 }
 
@@ -243,8 +273,7 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 			     const af_zarr_layout *mount_layout, af_error *err)
 {
 	refs_state *s = ctx;
-	const af_zarr_group_entry *e = &g->entries[c->entry];
-	const af_zarr_fs_array *src = e->source;
+	const af_zarr_fs_array *src = af_zarr_group_source(g, c);
 	if (!src->chunks_are_ranges && !s->o->mount_url) {
 		say(s, path, "its chunks must be decoded (give --mount-url)");
 		s->res->left_out++;
@@ -256,12 +285,13 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 		s->res->left_out++;
 		return AF_OK;
 	}
-	af_status st = record_file(s, src->file, err);
+	af_status st = record_file(s, src, err);
 	if (st != AF_OK)
 		return st;
 	af_zarr_layout l = *mount_layout;
 	if (src->chunks_are_ranges) {
-		refs_plan_result r = refs_plan_layout(e->array, mount_layout,
+		refs_plan_result r = refs_plan_layout(af_zarr_group_array(g, c),
+						      mount_layout,
 						      src->data_offset,
 						      s->file_size,
 						      s->o->inline_max, &l, err);
@@ -280,7 +310,7 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 	st = af_zarr_group_array_text(&l, AF_ZARR_ZARRAY, key, klen, &text, &len,
 				      err);
 	if (st == AF_OK)
-		st = ref_text(s, path, ".zarray", text, err);
+		st = ref_zarray(s, path, text, err);
 	if (st == AF_OK)
 		st = af_zarr_group_array_text(&l, AF_ZARR_ZATTRS, key, klen, &text,
 					      &len, err);
@@ -356,6 +386,8 @@ af_status refs_write(const refs_opts *o, FILE *out, refs_outcome *res,
 	}
 	af_zarr_fs_close(&walk, root);
 	free(s.file);
+	free(s.zarray_text);
+	free(s.zarray_json);
 	if (st == AF_OK && (fflush(out) != 0 || ferror(out))) {
 		res->write_errno = errno ? errno : EIO;
 		st = af_error_set(err, AF_E_IO, AF_NO_OFFSET,

@@ -20,14 +20,14 @@ static const uint64_t shape22[] = { 2, 2 };
 
 static af_zarr_group_entry array_entry(const char *name, const af_array *a)
 {
-	af_zarr_group_entry e = { name, AF_ZG_ARRAY, a, NULL, NULL };
+	af_zarr_group_entry e = { name, AF_ZG_ARRAY, a, NULL, NULL, false };
 	return e;
 }
 
 static af_zarr_group_entry folder_entry(const char *name,
 					af_zarr_group_kind kind, void *folder)
 {
-	af_zarr_group_entry e = { name, kind, NULL, folder, NULL };
+	af_zarr_group_entry e = { name, kind, NULL, folder, NULL, false };
 	return e;
 }
 
@@ -133,6 +133,113 @@ START_TEST(children_sharing_a_key_keep_their_full_names)
 }
 END_TEST
 
+/* Deferred headers from a table, each read counted. */
+typedef struct header_table {
+	const af_array **arrays;
+	size_t reads;
+} header_table;
+
+static af_status table_header(void *ctx, size_t entry, const af_array **array,
+			      const void **source, af_error *err)
+{
+	(void)err;
+	header_table *t = ctx;
+	t->reads++;
+	*array = t->arrays[entry];
+	*source = NULL;
+	return AF_OK;
+}
+
+/* The keys of the children of @p g that resolve as children. */
+static const char *resolved_keys(af_zarr_group *g)
+{
+	static char out[1024];
+	size_t at = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < g->nchildren; i++) {
+		af_zarr_group_left why;
+		ck_assert_int_eq(af_zarr_group_resolve(g, &g->children[i], &why,
+						       NULL), AF_OK);
+		if (why)
+			continue;
+		size_t n;
+		const char *k = af_zarr_group_key(g, &g->children[i], &n);
+		at += (size_t)snprintf(out + at, sizeof(out) - at, "%s%.*s",
+				       at ? " " : "", (int)n, k);
+	}
+	return out;
+}
+
+START_TEST(deferred_headers_are_read_only_where_a_key_depends_on_them)
+{
+	af_array npy = aft_hand_array("<f8", false, 1, shape3);
+	af_array ra = ra_hand_array("<f4");
+	af_array obj = aft_hand_array("|O", false, 1, shape3);
+	const char *names[] = { "x.npy", "x.ra", "y.npy", "z.npy" };
+	af_zarr_group_entry e[4];
+	for (size_t i = 0; i < 4; i++) {
+		e[i] = array_entry(names[i], NULL);
+		e[i].deferred = true;
+	}
+	/* x.npy unreadable frees "x" for x.ra: only the two are read */
+	const af_array *heads[] = { NULL, &ra, &npy, &obj };
+	header_table t = { heads, 0 };
+	af_zarr_group g;
+	ck_assert_int_eq(af_zarr_group_build_deferred(&g, e, 4, AF_ZARR_CHUNK_DEFAULT,
+						      table_header, &t, NULL), AF_OK);
+	ck_assert_uint_eq(t.reads, 2);
+	ck_assert_str_eq(keys_of(&g), "x y z");
+	ck_assert_int_eq(why_left(&g, 0), AF_ZG_LEFT_BAD_HEADER);
+	af_zarr_group_left why;
+	ck_assert_int_eq(af_zarr_group_resolve(&g, &g.children[1], &why, NULL), AF_OK);
+	ck_assert_int_eq(why, 0);
+	ck_assert_ptr_eq(af_zarr_group_array(&g, &g.children[1]), &npy);
+	ck_assert_int_eq(af_zarr_group_resolve(&g, &g.children[2], &why, NULL), AF_OK);
+	ck_assert_int_eq(why, AF_ZG_LEFT_OBJECT);
+	af_zarr_group_free(&g);
+
+	/* no header callback for a deferred entry */
+	ck_assert_int_eq(af_zarr_group_build_deferred(&g, e, 4, AF_ZARR_CHUNK_DEFAULT,
+						      NULL, NULL, NULL), AF_E_INVAL);
+}
+END_TEST
+
+/* Every pattern of readable and unreadable headers over names that
+ * collide in chains: the deferred model's children are the eager one's. */
+START_TEST(deferred_models_are_the_eager_ones)
+{
+	af_array npy = aft_hand_array("<f8", false, 1, shape3);
+	af_array ra = ra_hand_array("<f4");
+	const char *names[] = { "x.npy", "x.ra", "x.npy.npy", "x.npy.ra",
+				"x.ra.npy", "y.npy" };
+	enum { N = 6 };
+	for (unsigned mask = 0; mask < (1u << N); mask++) {
+		const af_array *heads[N];
+		af_zarr_group_entry eager[N], lazy[N];
+		for (size_t i = 0; i < N; i++) {
+			bool ra_name = strstr(names[i], ".ra") &&
+				       !strstr(names[i] + strlen(names[i]) - 4, ".npy");
+			heads[i] = mask & (1u << i) ? (ra_name ? &ra : &npy) : NULL;
+			eager[i] = array_entry(names[i], heads[i]);
+			lazy[i] = array_entry(names[i], NULL);
+			lazy[i].deferred = true;
+		}
+		header_table t = { heads, 0 };
+		af_zarr_group ge, gl;
+		build(&ge, eager, N);
+		ck_assert_int_eq(af_zarr_group_build_deferred(&gl, lazy, N,
+							      AF_ZARR_CHUNK_DEFAULT,
+							      table_header, &t,
+							      NULL), AF_OK);
+		char want[1024];
+		snprintf(want, sizeof(want), "%s", keys_of(&ge));
+		ck_assert_str_eq(resolved_keys(&gl), want);
+		af_zarr_group_free(&ge);
+		af_zarr_group_free(&gl);
+	}
+}
+END_TEST
+
 START_TEST(entries_that_are_no_children_are_left_out_with_a_reason)
 {
 	af_array npy = aft_hand_array("<f8", false, 1, shape3);
@@ -220,7 +327,7 @@ START_TEST(bad_arguments_are_refused)
 	af_error err;
 	af_error_clear(&err);
 	ck_assert_int_eq(af_zarr_group_build(&g, NULL, 1, 1, &err), AF_E_INVAL);
-	af_zarr_group_entry e[] = { { NULL, AF_ZG_OTHER, NULL, NULL, NULL } };
+	af_zarr_group_entry e[] = { { NULL, AF_ZG_OTHER, NULL, NULL, NULL, false } };
 	ck_assert_int_eq(af_zarr_group_build(&g, e, 1, 1, &err), AF_E_INVAL);
 	ck_assert_int_eq(af_zarr_group_build(&g, e, 0, 0, &err), AF_E_INVAL);
 	ck_assert_int_eq(af_zarr_group_build(&g, NULL, 0, 1, &err), AF_OK);
@@ -415,7 +522,7 @@ static af_status count_text(void *ctx, const char *text, size_t len,
 static af_zarr_walk fake_walk(fake_tree *t)
 {
 	af_zarr_walk w = { t, fake_list, fake_release, fake_left,
-			   AF_ZARR_CHUNK_DEFAULT };
+			   AF_ZARR_CHUNK_DEFAULT, NULL };
 	return w;
 }
 
@@ -667,8 +774,8 @@ static af_status seen_array(void *ctx, const char *path, const af_zarr_group *g,
 {
 	(void)err;
 	fs_seen *s = ctx;
-	const af_zarr_group_entry *e = &g->entries[c->entry];
-	const af_zarr_fs_array *where = e->source;
+	const af_zarr_fs_array *where = af_zarr_group_source(g, c);
+	const af_array *a = af_zarr_group_array(g, c);
 	ck_assert_uint_lt(s->n, 64);
 	snprintf(s->paths[s->n++], 128, "%s", path);
 	ck_assert_ptr_nonnull(where);
@@ -685,9 +792,8 @@ static af_status seen_array(void *ctx, const char *path, const af_zarr_group *g,
 					where->data_offset + ch.data_off,
 					(size_t)ch.data_len);
 	unsigned char *want = where->member ?
-		member_data(s, where->file, where->member, e->array) :
-		file_bytes(s, where->file, e->array->data_offset,
-			   (size_t)e->array->data_size);
+		member_data(s, where->file, where->member, a) :
+		file_bytes(s, where->file, a->data_offset, (size_t)a->data_size);
 	ck_assert_int_eq(memcmp(got, want + ch.data_off, (size_t)ch.data_len), 0);
 	free(got);
 	free(want);
@@ -762,6 +868,8 @@ int main(void)
 	tcase_add_test(model, keys_drop_the_extension_of_their_kind);
 	tcase_add_test(model, children_sharing_a_key_keep_their_full_names);
 	tcase_add_test(model, entries_that_are_no_children_are_left_out_with_a_reason);
+	tcase_add_test(model, deferred_headers_are_read_only_where_a_key_depends_on_them);
+	tcase_add_test(model, deferred_models_are_the_eager_ones);
 	tcase_add_test(model, children_are_in_byte_order_of_keys);
 	tcase_add_test(model, bad_arguments_are_refused);
 	tcase_add_test(model, dimension_names_are_the_leaf_and_the_axis);
