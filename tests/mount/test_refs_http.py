@@ -19,11 +19,6 @@ from httpserver import HttpServer  # noqa: E402
 GRIDS = (["--chunk", "1000"], ["--chunk", "4096", "--inline-max", "1024"])
 
 
-def arrayrefs_bin():
-    """arrayrefs of the daemon's build, beside arrayinfo."""
-    return os.path.join(os.path.dirname(mountlib.arrayinfo_bin()), "arrayrefs")
-
-
 class RefsHttpTest(unittest.TestCase):
     def setUp(self):
         self.tmp = mountlib.TempDir()
@@ -40,7 +35,7 @@ class RefsHttpTest(unittest.TestCase):
         out = os.path.join(self.tmp.path, "refs.json")
         for grid in GRIDS:
             with self.subTest(grid=grid):
-                p = subprocess.run([arrayrefs_bin(), *grid, "--url",
+                p = subprocess.run([mountlib.arrayrefs_bin(), *grid, "--url",
                                     self.web.url(""), "-o", out, self.src],
                                    capture_output=True, timeout=120)
                 self.assertEqual(p.returncode, 3, p.stderr.decode())

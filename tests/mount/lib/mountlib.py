@@ -61,6 +61,11 @@ def arrayinfo_bin():
                         "tools", "arrayinfo")
 
 
+def arrayrefs_bin():
+    """arrayrefs of the daemon's build, beside arrayinfo."""
+    return os.path.join(os.path.dirname(arrayinfo_bin()), "arrayrefs")
+
+
 def fixtures(*parts):
     """A path inside the gen_mount.py corpus folder."""
     return os.path.join(env_path("AF_FIXTURES"), "mount", *parts)
