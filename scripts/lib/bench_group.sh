@@ -18,7 +18,11 @@
 # (2) ds.load() of every variable of a BENCH_GROUP_MIB (1024) MiB stored
 #     npz (8 members), the first read through the mount (open_zarr
 #     untimed just before), against the copy (target >= 0.5x in MiB/s);
-#     the bound: the npz itself read once with 1 MiB reads;
+#     the bounds: every chunk file of the group read once by 2 threads
+#     taking turns, 1 MiB reads (the mount's first read, the copy's, and
+#     as many files of that size through tests/bench/nowork_ll with
+#     arrayfs's readahead window: the kernel's FUSE page cache with no
+#     work behind it), and the npz itself read once;
 # (3) zarr.open_consolidated of a folder of 10,000 small .npy
 #     (MOUNT/.../many/.zarr: its .zmetadata built from every header)
 #     against the first `ls -l` of that folder through a fresh mount
@@ -31,7 +35,8 @@
 #     inodes (echo 2 > /proc/sys/vm/drop_caches, needs root: it drops
 #     every unused dentry and inode of the machine; then RSS sampled
 #     until it stays put for 1 s, at most 10 s) (target: within 4 MiB of
-#     before). Values of (1)-(3) are checked against numpy once.
+#     before). Values of (1)-(3) are checked against numpy once. Each
+# ratio row gives the ratio of the bests and, beside it, each round's.
 
 group_n=10000
 
@@ -103,6 +108,19 @@ elif mode == "readall":  # GROUP N: every array read, checked
 PYEOF
 }
 
+# nowork_readahead: give the nowork_ll mount arrayfs's readahead window
+# (its default -o readahead_kb, set the same way: sysfs, root only)
+nowork_readahead() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	echo 512 >"/sys/class/bdi/$(mountpoint -d "$work/mnt_n")/read_ahead_kb"
+}
+
+# round_ratios "A..." "B...": A/B of each round (both sides of a round
+# ran back to back, so under a changing load these compare best)
+round_ratios() {
+	"$py" -c "import sys; print(' '.join('%.2fx' % (float(a) / float(b)) for a, b in zip(sys.argv[1].split(), sys.argv[2].split())))" "$1" "$2"
+}
+
 # rss_kib PID: the daemon's VmRSS in KiB
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 
@@ -144,6 +162,12 @@ group_section() {
 	group_py check "$gd/big.npz" "$gc/big.zarr"
 	stop_fs a
 	sync
+	# the group's chunk files (every file of the copy but the metadata)
+	local chunks nchunks chunk_size
+	mapfile -t chunks < <(cd "$gc/big.zarr" && find . -type f ! -name '.z*' ! -name zarr.json | sort -V)
+	nchunks=${#chunks[@]}
+	chunk_size=$(stat -c %s "$gc/big.zarr/${chunks[0]}")
+	local fm=() fc=() fn=()
 	local om=() oc=() lm=() lc=() ld=() cm=() cl=() cn=() cs=() rss=() loads=()
 	local r0 r1 r2 d2 worst=0
 	for _ in $(seq "$runs"); do
@@ -163,6 +187,17 @@ group_section() {
 		lc+=("$(group_py load "$gc/big.zarr" "$mib")")
 		cat "$gd/big.npz" >/dev/null
 		ld+=("$(read_mibs 1 "$gd/big.npz")")
+		# its bounds: the chunk files alone, 2 readers
+		start_fs a
+		cat "$gd/big.npz" >/dev/null
+		fm+=("$(cd "$mg/big.npz/.zarr" && read_mibs 2 "${chunks[@]}")")
+		stop_fs a
+		read_tree "$gc/big.zarr"
+		fc+=("$(cd "$gc/big.zarr" && read_mibs 2 "${chunks[@]}")")
+		start_fs n -o "files=$nchunks,size=$chunk_size"
+		nowork_readahead
+		fn+=("$(cd "$work/mnt_n" && read_mibs 2 img*/data)")
+		stop_fs n
 		# (3) open_consolidated of 10,000 arrays against the first ls -l
 		start_fs a
 		"$bench_files" "$gd/many" >/dev/null
@@ -206,14 +241,17 @@ group_section() {
 	row "measure" "arrayfs .zarr/" "peer"
 	row "xarray.open_zarr, npz of 100 members (s)" "$bom" "$boc (copy)"
 	row "  all runs" "${om[*]}" "${oc[*]}"
-	row "  ratio (target <= 2x)" "$(ratio "$bom" "$boc")" ""
+	row "  ratio (target <= 2x), each round" "$(ratio "$bom" "$boc")" "$(round_ratios "${om[*]}" "${oc[*]}")"
 	row "ds.load(), ${mib} MiB stored npz (MiB/s)" "$blm" "$blc (copy)"
 	row "  all runs" "${lm[*]}" "${lc[*]}"
-	row "  ratio (target >= 0.5x)" "$(ratio "$blm" "$blc")" ""
-	row "  bound: the npz read once, 1 MiB reads" "$(max "${ld[@]}")" "${ld[*]}"
+	row "  ratio (target >= 0.5x), each round" "$(ratio "$blm" "$blc")" "$(round_ratios "${lm[*]}" "${lc[*]}")"
+	row "  its $nchunks chunk files, 2 readers (MiB/s)" "$(max "${fm[@]}")" "$(max "${fc[@]}") (copy)"
+	row "  all runs" "${fm[*]}" "${fc[*]}"
+	row "  the same through nowork_ll (no work)" "$(max "${fn[@]}")" "${fn[*]}"
+	row "  the npz read once, 1 MiB reads" "$(max "${ld[@]}")" "${ld[*]}"
 	row "open_consolidated, ${group_n} arrays (s)" "$bcm" "$bcl (first ls -l)"
 	row "  all runs" "${cm[*]}" "${cl[*]}"
-	row "  ratio (target <= 2x)" "$(ratio "$bcm" "$bcl")" ""
+	row "  ratio (target <= 2x), each round" "$(ratio "$bcm" "$bcl")" "$(round_ratios "${cm[*]}" "${cl[*]}")"
 	row "  bound: ls -l through nowork_ll (s)" "$(minf "${cn[@]}")" "${cn[*]}"
 	row "  bound: the sources read directly (s)" "$(minf "${cs[@]}")" "${cs[*]}"
 	row "daemon RSS (MiB) before->read->forgot" "${rss[0]}" "${rss[*]:1}"
