@@ -39,8 +39,10 @@
 #     inodes (echo 2 > /proc/sys/vm/drop_caches, needs root: it drops
 #     every unused dentry and inode of the machine; then RSS sampled
 #     until it stays put for 1 s, at most 10 s) (target: within 4 MiB of
-#     before). Values of (1)-(3) are checked against numpy once. Each
-# ratio row gives the ratio of the bests and, beside it, each round's.
+#     before). The npz groups of (1) and (2), through the mount and as
+# copies, are checked against numpy.load once; (3) checks the number of
+# arrays and (4)'s reads every array's values. Each ratio row gives the
+# ratio of the bests and, beside it, each round's.
 
 group_n=10000
 
