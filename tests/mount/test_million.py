@@ -34,9 +34,9 @@ from mountlib import MountCase, TempDir, npy_bytes, read  # noqa: E402
 from procinfo import fd_count, fd_targets, rss_kib, sanitized  # noqa: E402
 
 N = 200_000
-# bounds, from what main measured (04:45 UTC, 2026-11-29, load ~7): held
-# 65-122 MiB, forgotten 62-74 MiB, .zarr listing 330 MiB, 77 fds (.stack
-# keeps up to 64 members' sources open)
+# bounds, from what main measured (2026-11-29, load 2.5-7, four runs): held
+# 64-121 MiB, forgotten 61-76 MiB, .zarr listing 314-327 MiB, 77 fds
+# (.stack keeps up to 64 members' sources open)
 FD_BOUND = 256           # not one an entry: the source fd cache is bounded
 HELD_MIB = 256           # issue 29's target for 1,000,000 held entries
 FORGOTTEN_MIB = 96       # ~500 bytes an entry kept after the forgets fails
