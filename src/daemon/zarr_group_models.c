@@ -352,7 +352,7 @@ int afd_zarr_folder_get(struct afd_ctx *c, const char *path, const char *prefix,
 	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++) {
 		struct afd_zarr_folder *f = z->slot[i];
 		if (f && !arrays && f->gen == gen &&
-		    now - f->made_ms < AFD_STACK_UNWATCHED_MS &&
+		    now < f->made_ms + AFD_STACK_UNWATCHED_MS &&
 		    same_loc(&f->loc, path, prefix)) {
 			__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 			z->used[i] = ++z->tick;
@@ -367,7 +367,11 @@ int afd_zarr_folder_get(struct afd_ctx *c, const char *path, const char *prefix,
 	if (rc < 0)
 		return rc;
 	f->gen = gen;
-	f->made_ms = now;
+	/* its second of life starts when it is ready: a folder whose build
+	 * takes longer (200,000 headers) would otherwise be stale at birth,
+	 * and every child looked up in a listing of .zarr/ would build the
+	 * whole folder again (quadratic); gen still catches any change seen */
+	f->made_ms = afd_now_ms(c);
 	/* a walk's model (its headers: up to 10,000 parses) goes with the
 	 * walk; only the small ones for lookups are kept */
 	if (arrays) {

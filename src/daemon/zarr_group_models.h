@@ -16,8 +16,8 @@
  *    headers kept, one per level, freed as it leaves each folder: never
  *    the whole tree, and nothing of it kept after the walk.
  *  - Fresh: a model is used only while no inotify event came for the mount
- *    since it was built (afd_zarr_group_changed bumps one generation) and for
- *    at most AFD_STACK_UNWATCHED_MS; group nodes are never cached by the
+ *    since its build began (afd_zarr_group_changed bumps one generation) and
+ *    for at most AFD_STACK_UNWATCHED_MS after it ended; group nodes are never cached by the
  *    kernel longer than that (ops.c), so a child added, removed or changed
  *    shows at the next lookup.
  *  - `.zmetadata` is one document of one walk: its node's version is the
