@@ -58,6 +58,21 @@ void af_source_init_fd(af_source *src, int fd, uint64_t base, uint64_t size);
 /** A source over a memory buffer (not copied; must outlive the source). */
 void af_source_init_mem(af_source *src, const void *buf, size_t len);
 
+/** A file whose first bytes were read already (see af_source_init_prefix). */
+typedef struct af_prefix {
+	int fd;                       /* the file, for reads past the prefix */
+	const unsigned char *buf;     /* its first len bytes */
+	size_t len;
+} af_prefix;
+
+/**
+ * A source over a file of @p size bytes whose first p->len bytes are
+ * p->buf: reads within them are copies, the rest preads of p->fd. A
+ * header parse over it costs the one pread that filled the prefix, not
+ * one per field. @p p is not copied and must outlive the source.
+ */
+void af_source_init_prefix(af_source *src, const af_prefix *p, uint64_t size);
+
 /**
  * Read exactly @p len bytes at @p off.
  * Returns AF_OK, AF_E_TRUNCATED if the source ends first (err->offset is

@@ -52,6 +52,33 @@ void af_source_init_mem(af_source *src, const void *buf, size_t len)
 	src->size = len;
 }
 
+/* Within the prefix a copy, else what an fd source over the file reads. */
+static ssize_t prefix_pread(const af_source *src, void *buf, size_t len,
+			    uint64_t off)
+{
+	const af_prefix *p = src->ctx;
+	if (off >= src->size)
+		return 0;
+	if (len > src->size - off)
+		len = src->size - off;
+	if (off < p->len && len <= p->len - off) {
+		memcpy(buf, p->buf + off, len);
+		return (ssize_t)len;
+	}
+	af_source file;
+	af_source_init_fd(&file, p->fd, 0, src->size);
+	return fd_pread(&file, buf, len, off);
+}
+
+void af_source_init_prefix(af_source *src, const af_prefix *p, uint64_t size)
+{
+	memset(src, 0, sizeof(*src));
+	src->pread = prefix_pread;
+	src->fd = -1;
+	src->ctx = (void *)p;
+	src->size = size;
+}
+
 af_status af_source_read_exact(const af_source *src, void *buf, size_t len,
 			       uint64_t off, af_error *err)
 {

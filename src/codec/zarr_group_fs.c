@@ -152,26 +152,6 @@ static void items_free(fs_folder *f)
  * reads are served from it, so a file costs one open, fstat and pread. */
 #define HEAD_BYTES 4096u
 
-typedef struct head_source {
-	int fd;
-	const unsigned char *head;
-	size_t have;           /* bytes of @p head read from offset 0 */
-} head_source;
-
-static ssize_t head_pread(const af_source *src, void *buf, size_t len,
-			  uint64_t off)
-{
-	const head_source *h = src->ctx;
-	size_t want = off >= src->size ? 0 :
-		      src->size - off < len ? (size_t)(src->size - off) : len;
-	if (off < h->have && want <= h->have - off) {
-		memcpy(buf, h->head + off, want);
-		return (ssize_t)want;
-	}
-	ssize_t got = pread(h->fd, buf, want, (off_t)off);
-	return got < 0 ? -errno : got;
-}
-
 /* What the walk records of the file it read (af_zarr_fs_array says why). */
 static void set_file_stat(af_zarr_fs_array *where, const struct stat *sb)
 {
@@ -195,9 +175,9 @@ static void parse_file(fs_header *h, int dfd, const char *path,
 	ssize_t have;
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
 	    (have = pread(fd, head, sizeof(head), 0)) >= 0) {
-		head_source hs = { fd, head, (size_t)have };
-		af_source src = { .pread = head_pread, .size = (uint64_t)sb.st_size,
-				  .fd = -1, .ctx = &hs };
+		af_prefix pre = { fd, head, (size_t)have };
+		af_source src;
+		af_source_init_prefix(&src, &pre, (uint64_t)sb.st_size);
 		set_file_stat(&h->where, &sb);
 		h->parsed = af_array_parse_named(name, &src, &h->array,
 						 NULL) == AF_OK;

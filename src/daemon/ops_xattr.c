@@ -65,8 +65,9 @@ static void reply_xattr(fuse_req_t req, const char *val, size_t len,
  * kernel's own filesystems answer a namespace they have no handler for:
  * the kernel passes it on uncached (fs/fuse/acl.c keeps only ENODATA as
  * "no ACL"), and ls, seeing it, stops asking that device (coreutils
- * caches an unsupported st_dev), so a listing costs three round trips
- * instead of three a file. ENODATA would be asked again for every file.
+ * caches an unsupported st_dev), so a listing costs a round trip a kind
+ * of probe (two for ls -l), not three a file. ENODATA would be asked
+ * again for every file.
  */
 static bool served_namespace(const char *name)
 {

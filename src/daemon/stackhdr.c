@@ -11,34 +11,11 @@
 
 enum { HDR_EMPTY = 0, HDR_BUSY, HDR_READY };
 
-/* The file behind a slot: its first len bytes from memory. */
-static ssize_t prefix_pread(const af_source *src, void *buf, size_t len,
-			    uint64_t off)
-{
-	const struct afd_hdr *hd = src->ctx;
-	if (off >= src->size)
-		return 0;
-	if (len > src->size - off)
-		len = (size_t)(src->size - off);
-	if (off + len <= hd->len) {
-		memcpy(buf, hd->buf + off, len);
-		return (ssize_t)len;
-	}
-	for (;;) {
-		ssize_t got = pread(hd->fd, buf, len, (off_t)off);
-		if (got >= 0 || errno != EINTR)
-			return got;
-	}
-}
-
 /* hd->src: a file of @p size bytes, its first hd->len bytes from hd->buf. */
 static void set_source(struct afd_hdr *hd, uint64_t size)
 {
-	memset(&hd->src, 0, sizeof(hd->src));
-	hd->src.pread = prefix_pread;
-	hd->src.fd = -1;
-	hd->src.ctx = hd;
-	hd->src.size = size;
+	hd->pre = (af_prefix){ hd->fd, hd->buf, hd->len };
+	af_source_init_prefix(&hd->src, &hd->pre, size);
 }
 
 int afd_hdr_read_prefix(struct afd_hdr *hd, uint64_t size)
@@ -78,6 +55,7 @@ static void read_one(struct afd_hdrs *h, struct afd_hdr *hd)
 	if (hd->err == 0 && (uint64_t)hd->len == (uint64_t)hd->st.st_size) {
 		close(hd->fd);
 		hd->fd = -1;
+		hd->pre.fd = -1;
 	}
 }
 

@@ -42,6 +42,7 @@ struct afd_hdr {
 	struct stat st;
 	uint32_t len;             /* prefix bytes read */
 	unsigned char buf[AFD_HDR_PREFIX];
+	af_prefix pre;            /* fd, buf and len, as src reads them */
 	af_source src;            /* the file: its prefix from buf */
 };
 

@@ -60,6 +60,32 @@ START_TEST(fd_source_honours_base_and_size)
 }
 END_TEST
 
+START_TEST(prefix_source_serves_its_prefix_then_the_file)
+{
+	char path[] = "/tmp/aftest-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+	/* a prefix that differs from the file shows where each read came from */
+	af_prefix pre = { fd, (const unsigned char *)"abcd", 4 };
+	af_source s;
+	af_source_init_prefix(&s, &pre, 10);
+	char buf[16];
+	ck_assert_int_eq(s.pread(&s, buf, 3, 1), 3);
+	ck_assert_int_eq(memcmp(buf, "bcd", 3), 0);
+	ck_assert_int_eq(s.pread(&s, buf, 4, 2), 4);   /* runs past it */
+	ck_assert_int_eq(memcmp(buf, "2345", 4), 0);
+	ck_assert_int_eq(s.pread(&s, buf, 16, 8), 2);
+	ck_assert_int_eq(s.pread(&s, buf, 4, 10), 0);
+	ck_assert_int_eq(s.fd, -1);   /* never spliced: it is not the file */
+	/* the file gone: a negative errno, as every source says */
+	close(fd);
+	ck_assert_int_eq(s.pread(&s, buf, 2, 0), 2);
+	ck_assert_int_eq(s.pread(&s, buf, 2, 6), -EBADF);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("source");
@@ -67,6 +93,7 @@ int main(void)
 	tcase_add_test(tc, mem_source_reads_and_clips);
 	tcase_add_test(tc, read_exact_reports_truncation);
 	tcase_add_test(tc, fd_source_honours_base_and_size);
+	tcase_add_test(tc, prefix_source_serves_its_prefix_then_the_file);
 	suite_add_tcase(s, tc);
 	return aft_run(s);
 }
