@@ -280,6 +280,8 @@ static ssize_t fill_virtual(fuse_req_t req, const struct afd_dir_plus *plus,
 			if (!afd_zarr_group_listed(d->zf, d->sub, k - 2, zent.name,
 					   &name, &ino, &dt))
 				break;
+			if (!name)
+				continue;
 		} else {
 			const struct afd_npz_dir *z = &d->sf->tree.dirs[d->zdir];
 			if (k - 2 >= z->nkids)

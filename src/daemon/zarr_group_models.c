@@ -20,6 +20,7 @@
 int afd_zarr_groups_init(struct afd_zarr_groups *z)
 {
 	memset(z, 0, sizeof(*z));
+	z->judged_max = AF_ZARR_CONSOLIDATED_MAX_ARRAYS;
 	return pthread_mutex_init(&z->lock, NULL) == 0 ? 0 : -ENOMEM;
 }
 
@@ -34,15 +35,17 @@ static void folder_free(struct afd_zarr_folder *f)
 {
 	af_zarr_group_free(&f->g);
 	for (size_t i = 0; i < f->n; i++) {
-		free((char *)f->e[i].name);
 		if (f->srcs)
 			afd_src_put(f->srcs[i]);
-		if (f->sub)
-			loc_free(&f->sub[i]);
+		if (f->e[i].folder) {
+			loc_free(f->e[i].folder);
+			free(f->e[i].folder);
+		}
 	}
 	free(f->e);
 	free(f->srcs);
-	free(f->sub);
+	free(f->judged);
+	afd_names_free(&f->names);
 	afd_src_put(f->npz);
 	loc_free(&f->loc);
 	free(f);
@@ -98,19 +101,18 @@ static int grow(struct afd_zarr_folder *f, size_t *cap)
 	af_zarr_group_entry *e = realloc(f->e, want * sizeof(*e));
 	if (e)
 		f->e = e;
-	struct afd_src **s = realloc(f->srcs, want * sizeof(*s));
+	struct afd_src **s = f->arrays ? realloc(f->srcs, want * sizeof(*s))
+				       : NULL;
 	if (s)
 		f->srcs = s;
-	struct afd_zarr_group_loc *l = realloc(f->sub, want * sizeof(*l));
-	if (l)
-		f->sub = l;
-	if (!e || !s || !l)
+	if (!e || (f->arrays && !s))
 		return -ENOMEM;
 	*cap = want;
 	return 0;
 }
 
-/* Append entry @p name of @p kind; a sub-group at @p sub_path/@p sub_prefix. */
+/* Append entry @p name of @p kind (deferred: an array whose header is
+ * read at lookup); a sub-group at @p sub_path/@p sub_prefix. */
 static int add_entry(struct afd_zarr_folder *f, size_t *cap, const char *name,
 		     af_zarr_group_kind kind, struct afd_src *sf,
 		     const af_array *a, const char *sub_path,
@@ -121,17 +123,25 @@ static int add_entry(struct afd_zarr_folder *f, size_t *cap, const char *name,
 		return -ENOMEM;
 	}
 	size_t i = f->n;
-	f->e[i] = (af_zarr_group_entry){ .name = strdup(name), .kind = kind,
-					 .array = a };
-	f->srcs[i] = sf;
-	f->sub[i] = (struct afd_zarr_group_loc){ NULL, NULL };
+	bool deferred = kind == AF_ZG_ARRAY && !f->arrays && !f->loc.prefix;
+	f->e[i] = (af_zarr_group_entry){
+		.name = afd_names_add(&f->names, name, strlen(name)),
+		.kind = kind, .array = a, .deferred = deferred };
+	if (f->srcs)
+		f->srcs[i] = sf;
+	else
+		afd_src_put(sf);
 	f->n++;
 	if (!f->e[i].name)
 		return -ENOMEM;
 	if (sub_path) {
-		f->sub[i].path = strdup(sub_path);
-		f->sub[i].prefix = sub_prefix ? strdup(sub_prefix) : NULL;
-		if (!f->sub[i].path || (sub_prefix && !f->sub[i].prefix))
+		struct afd_zarr_group_loc *l = calloc(1, sizeof(*l));
+		f->e[i].folder = l;
+		if (!l)
+			return -ENOMEM;
+		l->path = strdup(sub_path);
+		l->prefix = sub_prefix ? strdup(sub_prefix) : NULL;
+		if (!l->path || (sub_prefix && !l->prefix))
 			return -ENOMEM;
 	}
 	f->key = afd_hash_str(f->key, name);
@@ -176,6 +186,9 @@ static int list_one(struct afd_ctx *c, struct afd_zarr_folder *f, size_t *cap,
 		rc = got == -ENOMEM ? got :
 		     add_entry(f, cap, name, npz ? AF_ZG_NPZ : AF_ZG_OTHER,
 			       NULL, NULL, npz ? child : NULL, npz ? "" : NULL);
+	} else if (dt == DT_REG && nk != AF_NAME_NONE && !f->arrays) {
+		/* its header is read when its key is looked up */
+		rc = add_entry(f, cap, name, AF_ZG_ARRAY, NULL, NULL, NULL, NULL);
 	} else if (dt == DT_REG && nk != AF_NAME_NONE) {
 		struct afd_src *sf = NULL;
 		int got = afd_src_get(c, child, NULL, NULL, &sf);
@@ -279,23 +292,87 @@ static int list_npz(struct afd_ctx *c, struct afd_zarr_folder *f, size_t *cap)
 	return rc;
 }
 
-/* Say once why each entry worth it is not a child. */
-static void log_left(struct afd_ctx *c, const struct afd_zarr_folder *f)
+/* Say once why entry @p entry of @p f is not a child, if worth it: once
+ * for the folder and name, whichever model (lookup or walk) found it. */
+static void log_left(struct afd_ctx *c, const struct afd_zarr_folder *f,
+		     size_t entry, af_zarr_group_left why)
 {
-	for (size_t i = 0; i < f->g.nleft; i++) {
-		const af_zarr_group_left_out *l = &f->g.left[i];
-		if (!af_zarr_group_left_logged(l->why))
-			continue;
-		const char *name = f->e[l->entry].name;
-		struct afd_logkey k = { AFD_LINE_ZGROUP, f->key,
-					afd_hash_str(AFD_FNV_SEED, name) };
-		bool root = !f->loc.prefix && strcmp(f->loc.path, ".") == 0;
-		afd_log_once(&c->log, &k, AFD_LOG_WARN,
-			     "%s%s%s%s: not in its folder's %s group: %s",
-			     root ? "" : f->loc.path, root ? "" : "/",
-			     f->loc.prefix ? f->loc.prefix : "", name,
-			     AFD_ZARR_GROUP_NAME, af_zarr_group_left_phrase(l->why));
-	}
+	if (!af_zarr_group_left_logged(why))
+		return;
+	const char *name = f->e[entry].name;
+	struct afd_logkey k = {
+		AFD_LINE_ZGROUP,
+		afd_hash_str(afd_hash_str(AFD_FNV_SEED, f->loc.path), f->loc.prefix),
+		afd_hash_str(AFD_FNV_SEED, name) };
+	bool root = !f->loc.prefix && strcmp(f->loc.path, ".") == 0;
+	afd_log_once(&c->log, &k, AFD_LOG_WARN,
+		     "%s%s%s%s: not in its folder's %s group: %s",
+		     root ? "" : f->loc.path, root ? "" : "/",
+		     f->loc.prefix ? f->loc.prefix : "", name,
+		     AFD_ZARR_GROUP_NAME, af_zarr_group_left_phrase(why));
+}
+
+/* Reading a deferred entry's header for the codec (af_zarr_group_header_fn):
+ * the parse read last is held until the next read or the end. */
+struct header_read {
+	struct afd_ctx *c;
+	const struct afd_zarr_folder *f;
+	struct afd_src *held;
+};
+
+static af_status read_header(void *ctx, size_t entry, const af_array **array,
+			     const void **source, af_error *err)
+{
+	struct header_read *h = ctx;
+	afd_src_put(h->held);
+	h->held = NULL;
+	*array = NULL;
+	*source = NULL;
+	char *child = afd_path_join(h->f->loc.path, h->f->e[entry].name);
+	int got = child ? afd_src_get(h->c, child, NULL, NULL, &h->held) : -ENOMEM;
+	free(child);
+	if (got == -ENOMEM)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory reading a header");
+	/* gone or unparsable: left out as a header that could not be read */
+	if (got == 0 && h->held->kind == SK_ARRAY)
+		*array = &h->held->arr.a;
+	return AF_OK;
+}
+
+enum afd_zarr_judged afd_zarr_folder_judged(const struct afd_zarr_folder *f,
+					    const af_zarr_group_child *ch)
+{
+	if (!ch->is_array || !f->e[ch->entry].deferred)
+		return AFD_ZJ_CHILD;
+	return __atomic_load_n(&f->judged[ch->entry], __ATOMIC_RELAXED);
+}
+
+int afd_zarr_folder_judge(struct afd_ctx *c, struct afd_zarr_folder *f,
+			  const af_zarr_group_child *ch)
+{
+	enum afd_zarr_judged was = afd_zarr_folder_judged(f, ch);
+	if (was != AFD_ZJ_UNREAD)
+		return was == AFD_ZJ_CHILD ? 0 : -ENOENT;
+	/* a copy of the model: resolve notes what it read last in it, and
+	 * f is shared by every lookup */
+	af_zarr_group g = f->g;
+	struct header_read h = { c, f, NULL };
+	g.header_ctx = &h;
+	af_zarr_group_left why;
+	af_error err;
+	af_error_clear(&err);
+	af_status st = af_zarr_group_resolve(&g, ch, &why, &err);
+	afd_src_put(h.held);
+	if (st != AF_OK)
+		return -ENOMEM;
+	/* two lookups judging at once judge the same header the same */
+	__atomic_store_n(&f->judged[ch->entry], why ? AFD_ZJ_LEFT : AFD_ZJ_CHILD,
+			 __ATOMIC_RELAXED);
+	if (!why)
+		return 0;
+	log_left(c, f, ch->entry, why);
+	return -ENOENT;
 }
 
 /* A model for lookups and listings only: the headers go. */
@@ -303,9 +380,43 @@ static void drop_arrays(struct afd_zarr_folder *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
 		f->e[i].array = NULL;
-		afd_src_put(f->srcs[i]);
-		f->srcs[i] = NULL;
+		if (f->srcs)
+			afd_src_put(f->srcs[i]);
 	}
+	free(f->srcs);
+	f->srcs = NULL;
+}
+
+/* The codec's model of @p f's entries; a lookup model of a mirrored
+ * folder reads the headers only of arrays whose key is contested, and
+ * judges every array child now if there are at most judged_max. */
+static int model(struct afd_ctx *c, struct afd_zarr_folder *f)
+{
+	struct header_read h = { c, f, NULL };
+	af_error err;
+	af_error_clear(&err);
+	af_status st = af_zarr_group_build_deferred(&f->g, f->e, f->n,
+						    c->opts.zarr_chunk,
+						    read_header, &h, &err);
+	afd_src_put(h.held);
+	f->g.header_ctx = NULL;     /* each judge gives its own */
+	if (st != AF_OK)
+		return st == AF_E_NOMEM ? -ENOMEM : -EIO;
+	for (size_t i = 0; i < f->g.nleft; i++)
+		log_left(c, f, f->g.left[i].entry, f->g.left[i].why);
+	if (f->arrays || f->loc.prefix)
+		return 0;
+	f->judged = calloc(f->n ? f->n : 1, 1);
+	if (!f->judged)
+		return -ENOMEM;
+	if (f->g.narrays > c->zarr_groups.judged_max)
+		return 0;
+	for (size_t i = 0; i < f->g.nchildren; i++) {
+		int rc = afd_zarr_folder_judge(c, f, &f->g.children[i]);
+		if (rc == -ENOMEM)
+			return rc;
+	}
+	return 0;
 }
 
 static int build(struct afd_ctx *c, const char *path, const char *prefix,
@@ -322,20 +433,12 @@ static int build(struct afd_ctx *c, const char *path, const char *prefix,
 	size_t cap = 0;
 	int rc = !f->loc.path || (prefix && !f->loc.prefix) ? -ENOMEM :
 		 prefix ? list_npz(c, f, &cap) : list_folder(c, f, &cap);
-	/* where each sub-group lies, now that f->sub moves no more */
-	for (size_t i = 0; rc == 0 && i < f->n; i++)
-		if (f->sub[i].path)
-			f->e[i].folder = &f->sub[i];
-	af_error err;
-	af_error_clear(&err);
-	if (rc == 0 && af_zarr_group_build(&f->g, f->e, f->n, c->opts.zarr_chunk,
-					   &err) != AF_OK)
-		rc = err.status == AF_E_NOMEM ? -ENOMEM : -EIO;
+	if (rc == 0)
+		rc = model(c, f);
 	if (rc < 0) {
 		folder_free(f);
 		return rc;
 	}
-	log_left(c, f);
 	if (!arrays)
 		drop_arrays(f);
 	*out = f;

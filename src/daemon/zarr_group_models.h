@@ -7,12 +7,15 @@
  * Invariants:
  *  - Nothing is listed or parsed for a group until a name under `.zarr`
  *    is looked up or resolved.
- *  - An afd_zarr_folder is one version of one folder's model: its entries,
- *    the parses they came from (referenced), and its key, a digest of
- *    every entry's name, kind and source version. Frozen once published;
- *    refs atomic.
+ *  - An afd_zarr_folder is one version of one folder's model: its entries
+ *    and its key, a digest of every entry's name and kind (and source
+ *    version where it holds a parse). Frozen once published but for what
+ *    lookups learn of deferred children (judged, atomic); refs atomic.
+ *  - A key listed is found, or is a deferred child whose header was not
+ *    read yet (listed DT_UNKNOWN): a lookup reads it, and a key left out
+ *    then (logged once) is ENOENT and no longer listed by that model.
  *  - Bounded: AFD_ZARR_GROUP_CACHED models for lookups and listings are kept
- *    (LRU), without headers; a walk of a sub-tree builds its own models,
+ *    (LRU), names only; a walk of a sub-tree builds its own models,
  *    headers kept, one per level, freed as it leaves each folder: never
  *    the whole tree, and nothing of it kept after the walk.
  *  - Fresh: a model is used only while no inotify event came for the mount
@@ -34,6 +37,7 @@
 #include <stdint.h>
 
 #include "arrayfs/af_zarr_group.h"
+#include "namearena.h"
 #include "srcfile.h"
 
 struct afd_ctx;
@@ -51,18 +55,26 @@ struct afd_zarr_group_loc {
 	char *prefix;   /* npz: "" or "a/"; NULL: a mirrored folder */
 };
 
+/* What a lookup model knows of a deferred array child (afd_zarr_folder
+ * judged): its header not read yet, read and fine, or left out after all. */
+enum afd_zarr_judged { AFD_ZJ_UNREAD = 0, AFD_ZJ_CHILD, AFD_ZJ_LEFT };
+
 struct afd_zarr_folder {
 	unsigned refs;               /* atomic */
 	struct afd_zarr_group_loc loc;
 	struct afd_src *npz;         /* npz: the archive's parse, referenced */
 	size_t n;
-	af_zarr_group_entry *e;      /* the entries the model is built from */
-	struct afd_src **srcs;       /* folder: each array entry's parse or NULL */
-	struct afd_zarr_group_loc *sub;        /* per entry: where a sub-group lies */
+	af_zarr_group_entry *e;      /* the entries the model is built from; a
+				      * sub-group's folder: its afd_zarr_group_loc */
+	struct afd_names names;      /* the entries' names */
+	/* a walk's model for `.zmetadata` (arrays): each array entry's parse
+	 * or NULL, its header in e[i].array. A lookup model of a mirrored
+	 * folder holds names only: its array entries are deferred, each
+	 * header read when its key is looked up (judged: one atomic byte an
+	 * entry, enum afd_zarr_judged), about 100 bytes a child in all */
+	struct afd_src **srcs;
+	unsigned char *judged;
 	af_zarr_group g;
-	/* entries keep their headers (e[i].array, srcs): a walk's model for
-	 * `.zmetadata`; else they are dropped once the model is built, and
-	 * a model costs about 120 bytes a child whatever its headers are */
 	bool arrays;
 	uint64_t key;                /* this version's digest */
 	uint64_t gen, made_ms;       /* when it was built */
@@ -73,23 +85,29 @@ struct afd_zarr_groups {
 	struct afd_zarr_folder *slot[AFD_ZARR_GROUP_CACHED];
 	uint64_t used[AFD_ZARR_GROUP_CACHED];
 	uint64_t gen, tick;
+	/* a lookup model of at most this many array children reads every
+	 * header at its build (one at a time, none kept), so its listing
+	 * is exact; past it (no `.zmetadata` either) headers are read at
+	 * lookup. AF_ZARR_CONSOLIDATED_MAX_ARRAYS; set once, before use */
+	size_t judged_max;
 };
 
 int afd_zarr_groups_init(struct afd_zarr_groups *z);
 void afd_zarr_groups_destroy(struct afd_zarr_groups *z);
 /** Something changed under the mount (inotify): models are rebuilt. */
 /**
- * Drop every cached folder model (a 10,000-array folder's is about 10 MB
- * while it is built, and one kept past its second would hold the pages
- * around it): after the kernel forgot most of what it held (ops.c
- * after_forget). Models in use stay until put.
+ * Drop every cached folder model (a 1,000,000-array folder's is about
+ * 100 MB, and one kept past its second would hold the pages around it):
+ * after the kernel forgot most of what it held (ops.c after_forget).
+ * Models in use stay until put.
  */
 void afd_zarr_groups_shed(struct afd_zarr_groups *z);
 void afd_zarr_group_changed(struct afd_ctx *c);
 
 /**
  * The current model of the folder at @p path / @p prefix (prefix NULL: a
- * mirrored folder); with @p arrays, one that keeps its headers (a folder
+ * mirrored folder, its array entries deferred); with @p arrays, one that
+ * keeps its headers (a folder
  * of more than AF_ZARR_CONSOLIDATED_MAX_ARRAYS array files then gives
  * -E2BIG: no `.zmetadata` can hold it). Entries left out are logged once.
  * Returns 0 (*out referenced: afd_zarr_folder_put), -ENOENT (no such
@@ -98,6 +116,20 @@ void afd_zarr_group_changed(struct afd_ctx *c);
 int afd_zarr_folder_get(struct afd_ctx *c, const char *path, const char *prefix,
 		    bool arrays, struct afd_zarr_folder **out);
 void afd_zarr_folder_put(struct afd_zarr_folder *f);
+
+/**
+ * Whether child @p ch of lookup model @p f is one: a deferred array's
+ * header read now (through the source cache) unless f already knows;
+ * one left out after all is logged once. Returns 0, -ENOENT (left out),
+ * -ENOMEM.
+ */
+int afd_zarr_folder_judge(struct afd_ctx *c, struct afd_zarr_folder *f,
+			  const af_zarr_group_child *ch);
+
+/** What @p f knows of child @p ch: AFD_ZJ_CHILD for any but a deferred
+ * array child. */
+enum afd_zarr_judged afd_zarr_folder_judged(const struct afd_zarr_folder *f,
+					    const af_zarr_group_child *ch);
 
 /**
  * `.zmetadata` of the group at @p path / @p prefix, built now (again,

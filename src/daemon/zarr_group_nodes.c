@@ -192,8 +192,10 @@ int afd_zarr_group_child(struct afd_ctx *c, const struct afd_node *parent,
 	if (!ch) {
 		rc = -ENOENT;
 	} else if (!ch->is_array) {
-		const struct afd_zarr_group_loc *l = &f->sub[ch->entry];
+		const struct afd_zarr_group_loc *l = f->e[ch->entry].folder;
 		rc = set_group(child, l->path, l->prefix, depth);
+	} else if ((rc = afd_zarr_folder_judge(c, f, ch)) < 0) {
+		/* left out after all: its header read now */
 	} else {
 		const char *ename = f->e[ch->entry].name;
 		child->kind = NK_ZGARRAY;
@@ -256,14 +258,20 @@ bool afd_zarr_group_listed(const struct afd_zarr_folder *f, uint64_t depth, uint
 		return false;
 	const af_zarr_group_child *ch = &f->g.children[i];
 	const char *ename = f->e[ch->entry].name;
+	enum afd_zarr_judged j = afd_zarr_folder_judged(f, ch);
+	if (j == AFD_ZJ_LEFT) {
+		*name = NULL;    /* a lookup found it is no child */
+		return true;
+	}
 	/* the key: the name's first key_len bytes, listed NUL-terminated */
 	size_t klen = ch->key_len < NAME_MAX ? ch->key_len : NAME_MAX;
 	memcpy(key, ch->key, klen);
 	key[klen] = '\0';
 	*name = key;
-	*dt = DT_DIR;
+	/* a header not read yet: the lookup says what it is */
+	*dt = j == AFD_ZJ_CHILD ? DT_DIR : DT_UNKNOWN;
 	if (!ch->is_array) {
-		const struct afd_zarr_group_loc *l = &f->sub[ch->entry];
+		const struct afd_zarr_group_loc *l = f->e[ch->entry].folder;
 		*ino = afd_ino_of_sub(l->path, l->prefix, AE_ZGROUP, depth + 1);
 		return true;
 	}

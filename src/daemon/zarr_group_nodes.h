@@ -83,8 +83,9 @@ uint64_t afd_zarr_group_doc_key(const char *doc, size_t len);
 /**
  * Entry @p i of the listing of group folder model @p f (metadata files,
  * then the children), the group reached at depth @p depth: its name
- * (*name: a constant, or @p key filled), inode number and type. Returns
- * false past the last one.
+ * (*name: a constant, or @p key filled; NULL: an entry a lookup found is
+ * no child, not listed), inode number and type (DT_UNKNOWN: an array whose
+ * header is not read yet). Returns false past the last one.
  */
 bool afd_zarr_group_listed(const struct afd_zarr_folder *f, uint64_t depth, uint64_t i,
 		   char key[NAME_MAX + 1], const char **name, uint64_t *ino,

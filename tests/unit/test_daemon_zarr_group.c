@@ -13,7 +13,7 @@
 #include "export.h"
 #include "fail.h"
 #include "handle.h"
-#include "zarr_group_models.h"
+#include "zarr_group_nodes.h"
 
 static char *dir;
 static struct afd_ctx c;
@@ -137,6 +137,78 @@ START_TEST(a_hostile_header_is_left_out_said_once)
 	char *at = strstr(log, line);
 	ck_assert_ptr_nonnull(at);
 	ck_assert_ptr_null(strstr(at + 1, line));
+	free(log);
+}
+END_TEST
+
+/* The children listed by lookup model @p f, "name:T" each (T: D for
+ * DT_DIR, U for DT_UNKNOWN), joined by spaces, after the group's files. */
+static char *listed(const struct afd_zarr_folder *f)
+{
+	static char out[256];
+	char key[NAME_MAX + 1];
+	const char *name;
+	uint64_t ino;
+	unsigned char dt;
+	out[0] = '\0';
+	for (uint64_t i = 3; afd_zarr_group_listed(f, 0, i, key, &name, &ino, &dt); i++)
+		if (name)
+			snprintf(out + strlen(out), sizeof(out) - strlen(out),
+				 "%s%s:%c", out[0] ? " " : "", name,
+				 dt == DT_DIR ? 'D' : dt == DT_UNKNOWN ? 'U' : '?');
+	return out;
+}
+
+static void write_names_only_folder(void)
+{
+	aftd_write_npy(dir, "a.npy", 4, 0);
+	aftd_write(dir, "bad.npy", "\x93NUMPY\x01\x00\x04\x00{}}\n", 14);
+	/* contested: the model reads both, and x.ra keeps the key */
+	aftd_write(dir, "x.npy", "\x93NUMPY\x01\x00\x04\x00{}}\n", 14);
+	aftd_write_lz4_ra(dir, "x.ra", 4);
+}
+
+START_TEST(past_judged_max_a_header_is_read_at_its_lookup)
+{
+	c.zarr_groups.judged_max = 0;
+	write_names_only_folder();
+	struct afd_zarr_folder *f;
+	ck_assert_int_eq(afd_zarr_folder_get(&c, ".", NULL, false, &f), 0);
+	ck_assert_str_eq(listed(f), "a:U bad:U x:U");
+	struct afd_node *g = group();
+	int rc;
+	for (int twice = 0; twice < 2; twice++) {
+		ck_assert_ptr_null(aftd_lookup(&c, g, "bad", &rc, NULL));
+		ck_assert_int_eq(rc, -ENOENT);
+	}
+	ck_assert_int_eq(aftd_must(&c, g, "a")->kind, NK_ZGARRAY);
+	ck_assert_int_eq(aftd_must(&c, g, "x")->kind, NK_ZGARRAY);
+	/* what the lookups learnt, the same model lists */
+	ck_assert_str_eq(listed(f), "a:D x:D");
+	afd_zarr_folder_put(f);
+	char *log = aftd_log_said(&c);
+	for (int i = 0; i < 2; i++) {
+		const char *line = i ? "x.npy: not in its folder's .zarr group"
+				     : "bad.npy: not in its folder's .zarr group";
+		char *at = strstr(log, line);
+		ck_assert_ptr_nonnull(at);
+		ck_assert_ptr_null(strstr(at + 1, line));
+	}
+	free(log);
+}
+END_TEST
+
+START_TEST(up_to_judged_max_every_header_is_read_at_the_build)
+{
+	write_names_only_folder();
+	struct afd_zarr_folder *f;
+	ck_assert_int_eq(afd_zarr_folder_get(&c, ".", NULL, false, &f), 0);
+	ck_assert_str_eq(listed(f), "a:D x:D");
+	/* none of the parses is kept by the model */
+	ck_assert_ptr_null(f->srcs);
+	afd_zarr_folder_put(f);
+	char *log = aftd_log_said(&c);
+	ck_assert_ptr_nonnull(strstr(log, "bad.npy: not in its folder's .zarr group"));
 	free(log);
 }
 END_TEST
@@ -304,6 +376,8 @@ static Suite *zarr_group_suite(void)
 	tcase_add_test(tc, a_source_entry_named_zarr_wins);
 	tcase_add_test(tc, colliding_keys_keep_their_full_names);
 	tcase_add_test(tc, a_hostile_header_is_left_out_said_once);
+	tcase_add_test(tc, past_judged_max_a_header_is_read_at_its_lookup);
+	tcase_add_test(tc, up_to_judged_max_every_header_is_read_at_the_build);
 	tcase_add_test(tc, an_npz_folder_is_a_group);
 	suite_add_tcase(s, tc);
 
