@@ -7,7 +7,7 @@ hand below and by `arrayinfo --zarr-group` of the source, every array
 equals numpy's element for element, its chunk files are its B.zarr/'s,
 xarray opens an npz as a Dataset, dask sums equal numpy's; a source changed
 under a reader, a hostile header, and a folder past the 10,000 arrays of
-`.zmetadata`."""
+`.zmetadata`, whose model reads a header at its key's lookup."""
 import errno
 import json
 import os
@@ -22,6 +22,7 @@ import expect  # noqa: E402
 import mountlib  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray  # noqa: E402
+from dirents import DT_DIR, DT_UNKNOWN, listing_types  # noqa: E402
 from mountlib import FreshMountCase, MountCase, TempDir, npy_bytes, read  # noqa: E402
 from test_stack import npz_bytes, ra_bytes  # noqa: E402
 
@@ -318,6 +319,69 @@ class GroupPastConsolidation(FreshMountCase):
         self.assertEqual(g["a10000"][...].tolist(), [0])
         self.assertEqual(g["a00000"].shape, (1,))
         self.assertLess(time.monotonic() - started, 60)
+
+
+
+class GroupOfNamesPastConsolidation(FreshMountCase):
+    """Past 10,000 arrays the daemon's model of a folder holds names only
+    and reads a child's header at its lookup: listing and lookups agree
+    (a key listed is found, or is DT_UNKNOWN and then ENOENT every time),
+    collisions and left-outs are as in a small folder, and zarr lists the
+    right children."""
+    N = 10001
+    HOSTILE = b"\x93NUMPY\x01\x00\x10\x00{garbage      }\n"
+    ODD_ARRAYS = {"c.npy": np.arange(2.0), "c.ra": np.arange(3, dtype="<i4"),
+                  "d": np.arange(4, dtype="<i4")}   # d.ra; d.npy is hostile
+    NOT_FOUND = ("hostile", "objects", "__p", "__p.npy", "b\\k", "d.npy", "d.ra")
+
+    def populate(self):
+        one = npy_bytes(np.zeros(1, dtype="u1"))
+        for i in range(self.N):
+            with open(self.src.join("a%05d.npy" % i), "wb") as f:
+                f.write(one)
+        files = {"c.npy": npy_bytes(self.ODD_ARRAYS["c.npy"]),
+                 "c.ra": ra_bytes(self.ODD_ARRAYS["c.ra"]),
+                 "d.ra": ra_bytes(self.ODD_ARRAYS["d"]),
+                 "d.npy": self.HOSTILE, "hostile.npy": self.HOSTILE,
+                 "__p.npy": one, "b\\k.npy": one}
+        for name, data in files.items():
+            with open(self.src.join(name), "wb") as f:
+                f.write(data)
+        with open(self.src.join("objects.npy"), "wb") as f:
+            np.save(f, np.array([1, "a"], dtype=object), allow_pickle=True)
+        os.mkdir(self.src.join("grp"))
+        with open(self.src.join("grp", "g.npy"), "wb") as f:
+            f.write(one)
+
+    def test_listing_and_lookups_agree(self):
+        group = self.mp(".zarr")
+        types = listing_types(group)
+        keys = set(types) - {".zattrs", ".zgroup", "zarr.json"}
+        arrays = {"a%05d" % i for i in range(self.N)} | set(self.ODD_ARRAYS)
+        # not read yet, so maybe listed: found absent at their lookup
+        self.assertLessEqual(arrays | {"grp"}, keys)
+        self.assertLessEqual(keys, arrays | {"grp", "hostile", "objects"})
+        self.assertEqual(types["grp"], DT_DIR)
+        # the listing read no header: array keys past the first entries
+        # (a readdirplus looks the first 64 up) are listed untyped
+        self.assertEqual(types["hostile"], DT_UNKNOWN)
+        self.assertEqual(types["a%05d" % (self.N - 1)], DT_UNKNOWN)
+        for k in sorted(keys)[::500] + sorted(self.ODD_ARRAYS) + ["grp"]:
+            self.assertIn(types[k], (DT_DIR, DT_UNKNOWN), k)
+            self.assertTrue(os.path.isdir(os.path.join(group, k)), k)
+        for _ in range(2):
+            for k in self.NOT_FOUND:
+                with self.assertRaises(FileNotFoundError, msg=k):
+                    os.stat(os.path.join(group, k))
+        log = self.m.log()
+        for name in ("hostile.npy", "d.npy", "__p.npy", "b\\k.npy"):
+            self.assertEqual(log.count(name + ": not in its folder's .zarr group"), 1, log)
+        self.assertNotIn("objects.npy: not in", log)
+        g = zarr.open_group(group, mode="r")
+        self.assertEqual(set(g.array_keys()), arrays)
+        self.assertEqual(set(g.group_keys()), {"grp"})
+        for k, want in self.ODD_ARRAYS.items():
+            assert_equal_array(g[k][...], want, k)
 
 
 if __name__ == "__main__":
