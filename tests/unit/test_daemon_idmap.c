@@ -101,6 +101,26 @@ START_TEST(the_bound_drops_the_least_recently_used_and_folders_last)
 }
 END_TEST
 
+START_TEST(a_folder_touched_in_the_newest_segment_is_not_copied)
+{
+	struct afd_idmap m;
+	ck_assert_int_eq(afd_idmap_init(&m, 0, 3), 0);
+	uint64_t dir = issue(&m, rec("d", NULL, NK_DIR, 0, 1, 1), NULL);
+	char path[16];
+	/* 300 children of about 130 bytes, the folder touched after each:
+	 * one segment, not two of copies */
+	for (int i = 0; i < 300; i++) {
+		snprintf(path, sizeof(path), "d/f%03d", i);
+		issue(&m, rec(path, NULL, NK_FILE, 1, 100 + (uint64_t)i, dir), NULL);
+		afd_idmap_touch(&m, dir);
+	}
+	ck_assert_uint_eq(m.seg_bytes, AFD_IDMAP_SEG);
+	ck_assert_uint_eq(m.count, 301);
+	ck_assert_ptr_nonnull(afd_idmap_find(&m, dir));
+	afd_idmap_destroy(&m);
+}
+END_TEST
+
 START_TEST(the_bound_counts_the_bytes_of_paths_too)
 {
 	struct afd_idmap m;
@@ -362,6 +382,7 @@ static Suite *idmap_suite(void)
 	tcase_add_test(tc, ids_count_up_and_an_identity_keeps_its_id);
 	tcase_add_test(tc, another_file_at_the_path_gets_a_new_id_and_the_old_one_is_gone);
 	tcase_add_test(tc, the_bound_drops_the_least_recently_used_and_folders_last);
+	tcase_add_test(tc, a_folder_touched_in_the_newest_segment_is_not_copied);
 	tcase_add_test(tc, the_bound_counts_the_bytes_of_paths_too);
 	tcase_add_test(tc, records_dropped_give_their_segments_back);
 	tcase_add_test(tc, paths_the_daemon_could_not_have_issued_are_refused);
