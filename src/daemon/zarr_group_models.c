@@ -144,10 +144,6 @@ static int add_entry(struct afd_zarr_folder *f, size_t *cap, const char *name,
 		if (!l->path || (sub_prefix && !l->prefix))
 			return -ENOMEM;
 	}
-	f->key = afd_hash_str(f->key, name);
-	f->key = afd_hash_bytes(f->key, &kind, sizeof(kind));
-	if (sf)
-		f->key = afd_hash_bytes(f->key, &sf->key, sizeof(sf->key));
 	return 0;
 }
 
@@ -254,7 +250,6 @@ static int list_npz(struct afd_ctx *c, struct afd_zarr_folder *f, size_t *cap)
 		return rc == -EINVAL ? -ENOENT : rc;
 	if (f->npz->kind != SK_NPZ)
 		return -ENOENT;
-	f->key = afd_hash_bytes(f->key, &f->npz->key, sizeof(f->npz->key));
 	struct afd_src *sf = f->npz;
 	long zdir = afd_npz_tree_dir(&sf->tree, f->loc.prefix,
 				     strlen(f->loc.prefix));
@@ -427,7 +422,6 @@ static int build(struct afd_ctx *c, const char *path, const char *prefix,
 		return -ENOMEM;
 	f->refs = 1;
 	f->arrays = arrays;
-	f->key = afd_hash_str(afd_hash_str(AFD_FNV_SEED, path), prefix);
 	f->loc.path = strdup(path);
 	f->loc.prefix = prefix ? strdup(prefix) : NULL;
 	size_t cap = 0;
@@ -481,12 +475,18 @@ int afd_zarr_folder_get(struct afd_ctx *c, const char *path, const char *prefix,
 		*out = f;
 		return 0;
 	}
-	/* the cache's reference: in the least recently used slot */
+	/* the cache's reference: in place of an older model of the same
+	 * folder (a stale one kept beside it would hold its 100 bytes a child
+	 * until 7 other folders pushed it out), else in the least recently
+	 * used slot */
 	__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&z->lock);
 	unsigned lru = 0;
 	for (unsigned i = 1; i < AFD_ZARR_GROUP_CACHED; i++)
 		if (z->used[i] < z->used[lru])
+			lru = i;
+	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
+		if (z->slot[i] && same_loc(&z->slot[i]->loc, path, prefix))
 			lru = i;
 	struct afd_zarr_folder *old = z->slot[lru];
 	z->slot[lru] = f;

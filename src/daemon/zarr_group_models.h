@@ -7,10 +7,9 @@
  * Invariants:
  *  - Nothing is listed or parsed for a group until a name under `.zarr`
  *    is looked up or resolved.
- *  - An afd_zarr_folder is one version of one folder's model: its entries
- *    and its key, a digest of every entry's name and kind (and source
- *    version where it holds a parse). Frozen once published but for what
- *    lookups learn of deferred children (judged, atomic); refs atomic.
+ *  - An afd_zarr_folder is one version of one folder's model: its
+ *    entries. Frozen once published but for what lookups learn of
+ *    deferred children (judged, atomic); refs atomic.
  *  - A key listed is found, or is a deferred child whose header was not
  *    read yet (listed DT_UNKNOWN): a lookup reads it, and a key left out
  *    then (logged once) is ENOENT and no longer listed by that model.
@@ -76,7 +75,6 @@ struct afd_zarr_folder {
 	unsigned char *judged;
 	af_zarr_group g;
 	bool arrays;
-	uint64_t key;                /* this version's digest */
 	uint64_t gen, made_ms;       /* when it was built */
 };
 

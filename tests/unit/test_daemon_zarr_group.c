@@ -267,6 +267,22 @@ START_TEST(an_untold_change_shows_after_the_models_lifetime)
 }
 END_TEST
 
+START_TEST(a_newer_model_of_a_folder_takes_its_older_ones_slot)
+{
+	aftd_write_npy(dir, "a.npy", 4, 0);
+	struct afd_zarr_folder *f;
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(afd_zarr_folder_get(&c, ".", NULL, false, &f), 0);
+		afd_zarr_folder_put(f);
+		clk.now_ms += AFD_STACK_UNWATCHED_MS;   /* stale: built again */
+	}
+	unsigned kept = 0;
+	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
+		kept += c.zarr_groups.slot[i] != NULL;
+	ck_assert_uint_eq(kept, 1);
+}
+END_TEST
+
 START_TEST(shed_models_are_built_again_and_one_held_stays_usable)
 {
 	aftd_write_npy(dir, "a.npy", 4, 0);
@@ -385,6 +401,7 @@ static Suite *zarr_group_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, zmetadata_is_a_new_node_when_the_tree_changes);
 	tcase_add_test(tc, an_untold_change_shows_after_the_models_lifetime);
+	tcase_add_test(tc, a_newer_model_of_a_folder_takes_its_older_ones_slot);
 	tcase_add_test(tc, shed_models_are_built_again_and_one_held_stays_usable);
 	tcase_add_test(tc, zmetadata_walks_a_folder_of_many_entries_and_sub_folders);
 	tcase_add_test(tc, forgotten_group_nodes_come_back_or_are_stale);
