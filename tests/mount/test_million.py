@@ -42,7 +42,7 @@ FD_BOUND = 256           # not one an entry: the source fd cache is bounded
 HELD_MIB = 256           # issue 29's target for 1,000,000 held entries
 FORGOTTEN_MIB = 96       # ~500 bytes an entry kept after the forgets fails
 # the .zarr listing's growth: a model of names, about 100 bytes a child,
-# grew 42 MiB here (2026-11-29, load 7; its nodes included); one that parsed every header
+# grew 28 MiB here (2026-11-29, load 6; its nodes included); one that parsed every header
 # while it was built grew 250 MiB, one rebuilt per child 1.6 GiB
 ZARR_GROWTH_MIB = 64
 SANITIZED_MIB = 2048
