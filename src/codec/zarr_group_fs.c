@@ -13,6 +13,7 @@
 #include "arrayfs/af_zarr_group.h"
 #include "arrayfs/af_zip.h"
 #include "textbuf_i.h"
+#include "zarr_group_fs_i.h"
 #include "zarr_group_i.h"
 
 typedef struct fs_walk {
@@ -20,16 +21,6 @@ typedef struct fs_walk {
 	void (*left_out)(void *ctx, const char *path, af_zarr_group_left why);
 	void *left_ctx;
 } fs_walk;
-
-/* A parsed header and where its data lies: an npz member's (read when
- * its folder is listed) or the one a folder read last for the walk. */
-typedef struct fs_header {
-	char *file;                /* relative to the top */
-	char *member;              /* in an npz: the member's name */
-	af_array array;
-	bool parsed;
-	af_zarr_fs_array where;
-} fs_header;
 
 /* One entry: a name and what it is; entries[i] is made from items[i]. An
  * array file's header is not kept: the walk asks for it (fs_header), so a
@@ -48,6 +39,7 @@ typedef struct fs_folder {
 	int dfd;          /* a folder's, while listed (array files open under it) */
 	textbuf names;    /* every item's name, each NUL-terminated */
 	fs_header read;   /* the array file's header read last */
+	fs_ahead *ahead;  /* while listed: its headers read ahead, or NULL */
 	af_zarr_group_entry *entries;   /* while listed */
 	fs_item *items;
 	size_t n, cap;
@@ -95,7 +87,7 @@ static void folder_free(fs_folder *f)
 	free(f);
 }
 
-static void header_free(fs_header *h)
+void zg_fs_header_free(fs_header *h)
 {
 	if (!h)
 		return;
@@ -129,12 +121,15 @@ static fs_item *add_item(fs_folder *f, const char *name, size_t len)
 
 static void items_free(fs_folder *f)
 {
+	/* first: the thread reads under dfd, by the names */
+	fs_ahead_stop(f->ahead);
+	f->ahead = NULL;
 	for (size_t i = 0; i < f->n; i++) {
-		header_free(f->items[i].header);
+		zg_fs_header_free(f->items[i].header);
 		free(f->items[i].header);
 		folder_free(f->items[i].sub);
 	}
-	header_free(&f->read);
+	zg_fs_header_free(&f->read);
 	free(f->items);
 	free(f->entries);
 	free(f->names.buf);
@@ -185,6 +180,14 @@ static void parse_file(fs_header *h, int dfd, const char *path,
 	close(fd);
 	h->where.data_offset = h->array.data_offset;
 	h->where.chunks_are_ranges = h->array.compression == AF_COMP_NONE;
+}
+
+void zg_fs_header_read(fs_header *h, int dfd, const char *rel,
+		       const char *name)
+{
+	h->file = join(rel, name);
+	if (h->file)
+		parse_file(h, dfd, name, name);
 }
 
 /* Whether @p name under @p dfd opens as a zip archive. */
@@ -469,17 +472,36 @@ static af_status fs_read_header(void *ctx, void *folder, size_t entry,
 	const fs_walk *w = ctx;
 	fs_folder *f = folder;
 	const char *name = f->names.buf + f->items[entry].name;
-	header_free(&f->read);
-	f->read.file = f->single ? strdup("") : join(f->rel, name);
+	zg_fs_header_free(&f->read);
+	if (f->single) {
+		f->read.file = strdup("");
+		if (f->read.file)
+			parse_file(&f->read, AT_FDCWD, w->top, name);
+	} else if (!f->ahead || !fs_ahead_take(f->ahead, entry, &f->read)) {
+		zg_fs_header_read(&f->read, f->dfd, f->rel, name);
+	}
 	if (!f->read.file)
 		return nomem(err);
-	if (f->single)
-		parse_file(&f->read, AT_FDCWD, w->top, name);
-	else
-		parse_file(&f->read, f->dfd, name, name);
 	*array = f->read.parsed ? &f->read.array : NULL;
 	*source = &f->read.where;
 	return AF_OK;
+}
+
+/* A folder's array files read ahead on a thread, in the walk's order. */
+static void fs_will_read(void *ctx, void *folder, const size_t *entries,
+			 size_t n)
+{
+	fs_folder *f = folder;
+	(void)ctx;
+	if (f->single || f->prefix || f->ahead || n == 0)
+		return;
+	const char **names = malloc(n * sizeof(*names));
+	if (!names)
+		return; /* the walk reads them itself */
+	for (size_t i = 0; i < n; i++)
+		names[i] = f->names.buf + f->items[entries[i]].name;
+	f->ahead = fs_ahead_start(f->dfd, f->rel, entries, names, n);
+	free(names);
 }
 
 static void fs_release(void *ctx, void *folder,
@@ -536,6 +558,7 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 	walk->release = fs_release;
 	walk->left_out = fs_left;
 	walk->header = fs_read_header;
+	walk->will_read = fs_will_read;
 	walk->max_chunk_bytes = max_chunk_bytes;
 	*root = f;
 	return AF_OK;

@@ -522,7 +522,7 @@ static af_status count_text(void *ctx, const char *text, size_t len,
 static af_zarr_walk fake_walk(fake_tree *t)
 {
 	af_zarr_walk w = { t, fake_list, fake_release, fake_left,
-			   AF_ZARR_CHUNK_DEFAULT, NULL };
+			   AF_ZARR_CHUNK_DEFAULT, NULL, NULL };
 	return w;
 }
 

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A folder's array headers read on a second thread (zarr_group_fs_i.h):
+ * open, fstat, one pread, the parse and close of each file overlap the
+ * walk's own work (arrayrefs formats while the next files are read).
+ * A ring of AHEAD_SLOTS headers bounds the memory; the walk takes them
+ * in the order the model gave.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zarr_group_fs_i.h"
+
+/* Headers read ahead at most, and the fewest worth a thread. */
+#define AHEAD_SLOTS 64u
+#define AHEAD_MIN 32u
+
+struct fs_ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t moved;      /* a slot filled or emptied, or stop */
+	int dfd;
+	const char *rel;
+	size_t *entries;           /* the walk's order */
+	const char **names;
+	size_t n;
+	size_t made, taken;        /* under lock */
+	bool stop;                 /* under lock */
+	fs_header slot[AHEAD_SLOTS];  /* header i in slot[i % AHEAD_SLOTS] */
+};
+
+static void *read_ahead(void *arg)
+{
+	fs_ahead *a = arg;
+	for (size_t i = 0; i < a->n; i++) {
+		pthread_mutex_lock(&a->lock);
+		while (!a->stop && i - a->taken >= AHEAD_SLOTS)
+			pthread_cond_wait(&a->moved, &a->lock);
+		bool stop = a->stop;
+		pthread_mutex_unlock(&a->lock);
+		if (stop)
+			break;
+		fs_header h;
+		memset(&h, 0, sizeof(h));
+		zg_fs_header_read(&h, a->dfd, a->rel, a->names[i]);
+		pthread_mutex_lock(&a->lock);
+		a->slot[i % AHEAD_SLOTS] = h;
+		a->made = i + 1;
+		pthread_cond_signal(&a->moved);
+		pthread_mutex_unlock(&a->lock);
+	}
+	return NULL;
+}
+
+static void ahead_free(fs_ahead *a)
+{
+	free(a->entries);
+	free(a->names);
+	free(a);
+}
+
+fs_ahead *fs_ahead_start(int dfd, const char *rel, const size_t *entries,
+			 const char *const *names, size_t n)
+{
+	if (n < AHEAD_MIN)
+		return NULL;
+	fs_ahead *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->dfd = dfd;
+	a->rel = rel;
+	a->n = n;
+	a->entries = malloc(n * sizeof(*a->entries));
+	a->names = malloc(n * sizeof(*a->names));
+	if (!a->entries || !a->names) {
+		ahead_free(a);
+		return NULL;
+	}
+	memcpy(a->entries, entries, n * sizeof(*a->entries));
+	memcpy(a->names, names, n * sizeof(*a->names));
+	if (pthread_mutex_init(&a->lock, NULL) != 0) {
+		ahead_free(a);
+		return NULL;
+	}
+	if (pthread_cond_init(&a->moved, NULL) != 0) {
+		pthread_mutex_destroy(&a->lock);
+		ahead_free(a);
+		return NULL;
+	}
+	if (pthread_create(&a->thread, NULL, read_ahead, a) != 0) {
+		pthread_cond_destroy(&a->moved);
+		pthread_mutex_destroy(&a->lock);
+		ahead_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+bool fs_ahead_take(fs_ahead *a, size_t entry, fs_header *out)
+{
+	/* taken changes only here, on the walk's thread */
+	if (a->taken == a->n || a->entries[a->taken] != entry)
+		return false;
+	pthread_mutex_lock(&a->lock);
+	while (a->made <= a->taken)
+		pthread_cond_wait(&a->moved, &a->lock);
+	fs_header *h = &a->slot[a->taken % AHEAD_SLOTS];
+	*out = *h;
+	memset(h, 0, sizeof(*h));
+	a->taken++;
+	pthread_cond_signal(&a->moved);
+	pthread_mutex_unlock(&a->lock);
+	return true;
+}
+
+void fs_ahead_stop(fs_ahead *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->moved);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	for (size_t i = a->taken; i < a->made; i++)
+		zg_fs_header_free(&a->slot[i % AHEAD_SLOTS]);
+	pthread_cond_destroy(&a->moved);
+	pthread_mutex_destroy(&a->lock);
+	ahead_free(a);
+}
