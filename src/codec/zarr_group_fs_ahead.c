@@ -15,6 +15,10 @@
 /* Headers read ahead at most, and the fewest worth a thread. */
 #define AHEAD_SLOTS 64u
 #define AHEAD_MIN 32u
+/* A side waiting for the other is woken once this many slots are ready
+ * for it, not at each: every wake is two system calls, as dear as a
+ * file's read. */
+#define AHEAD_BATCH 16u
 
 struct fs_ahead {
 	pthread_t thread;
@@ -27,6 +31,7 @@ struct fs_ahead {
 	size_t n;
 	size_t made, taken;        /* under lock */
 	bool stop;                 /* under lock */
+	bool walk_waits, reader_waits;  /* under lock: who sleeps on moved */
 	fs_header slot[AHEAD_SLOTS];  /* header i in slot[i % AHEAD_SLOTS] */
 };
 
@@ -35,8 +40,11 @@ static void *read_ahead(void *arg)
 	fs_ahead *a = arg;
 	for (size_t i = 0; i < a->n; i++) {
 		pthread_mutex_lock(&a->lock);
-		while (!a->stop && i - a->taken >= AHEAD_SLOTS)
+		while (!a->stop && i - a->taken >= AHEAD_SLOTS) {
+			a->reader_waits = true;
 			pthread_cond_wait(&a->moved, &a->lock);
+			a->reader_waits = false;
+		}
 		bool stop = a->stop;
 		pthread_mutex_unlock(&a->lock);
 		if (stop)
@@ -47,7 +55,9 @@ static void *read_ahead(void *arg)
 		pthread_mutex_lock(&a->lock);
 		a->slot[i % AHEAD_SLOTS] = h;
 		a->made = i + 1;
-		pthread_cond_signal(&a->moved);
+		if (a->walk_waits &&
+		    (a->made - a->taken >= AHEAD_BATCH || a->made == a->n))
+			pthread_cond_signal(&a->moved);
 		pthread_mutex_unlock(&a->lock);
 	}
 	return NULL;
@@ -103,13 +113,17 @@ bool fs_ahead_take(fs_ahead *a, size_t entry, fs_header *out)
 	if (a->taken == a->n || a->entries[a->taken] != entry)
 		return false;
 	pthread_mutex_lock(&a->lock);
-	while (a->made <= a->taken)
+	while (a->made <= a->taken) {
+		a->walk_waits = true;
 		pthread_cond_wait(&a->moved, &a->lock);
+		a->walk_waits = false;
+	}
 	fs_header *h = &a->slot[a->taken % AHEAD_SLOTS];
 	*out = *h;
 	memset(h, 0, sizeof(*h));
 	a->taken++;
-	pthread_cond_signal(&a->moved);
+	if (a->reader_waits && a->made - a->taken <= AHEAD_SLOTS - AHEAD_BATCH)
+		pthread_cond_signal(&a->moved);
 	pthread_mutex_unlock(&a->lock);
 	return true;
 }
