@@ -130,7 +130,14 @@ static af_status walk_model(walk_state *s, af_zarr_group *g, void *folder,
 				    "out of memory walking a Zarr group");
 	for (size_t i = 0; i < g->nchildren; i++)
 		order[i] = &g->children[i];
-	qsort(order, g->nchildren, sizeof(*order), slash_cmp);
+	/* the model's key order, unless a key is another's prefix followed
+	 * by a byte below '/': then sort (a check costs less than a sort) */
+	size_t sorted = 1;
+	while (sorted < g->nchildren &&
+	       slash_cmp(&order[sorted - 1], &order[sorted]) <= 0)
+		sorted++;
+	if (sorted < g->nchildren)
+		qsort(order, g->nchildren, sizeof(*order), slash_cmp);
 	af_status st = tell_reads(s, g, order, folder, err);
 	bool own_done = false;
 	for (size_t i = 0; st == AF_OK && i <= g->nchildren; i++) {

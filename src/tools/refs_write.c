@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -133,9 +134,13 @@ static af_status record_file(refs_state *s, const af_zarr_fs_array *src,
 	fputs(s->more_files ? ",\n" : "\n", s->files);
 	s->more_files = true;
 	json_string(s->files, src->file);
-	fprintf(s->files, ": {\"size\": %llu, \"mtime_ns\": %lld, \"ino\": %llu}",
-		(unsigned long long)src->file_size, (long long)src->file_mtime_ns,
-		(unsigned long long)src->file_ino);
+	fputs(": {\"size\": ", s->files);
+	json_u64(s->files, src->file_size);
+	fputs(", \"mtime_ns\": ", s->files);
+	json_i64(s->files, src->file_mtime_ns);
+	fputs(", \"ino\": ", s->files);
+	json_u64(s->files, src->file_ino);
+	putc('}', s->files);
 	return AF_OK;
 }
 
@@ -211,8 +216,11 @@ static af_status write_ranges(refs_state *s, const char *path,
 				json_string(s->out, whole);
 				free(whole);
 			}
-			fprintf(s->out, ", %llu, %llu]", (unsigned long long)off,
-				(unsigned long long)c.size);
+			fputs(", ", s->out);
+			json_u64(s->out, off);
+			fputs(", ", s->out);
+			json_u64(s->out, c.size);
+			putc(']', s->out);
 		}
 		s->res->chunks++;
 	}
@@ -339,6 +347,9 @@ af_status refs_write(const refs_opts *o, FILE *out, refs_outcome *res,
 		return st;
 	/* records of files wait in a temporary file, not in memory */
 	s.files = tmpfile();
+	/* this thread's alone: no lock a call (a few calls a file) */
+	if (s.files)
+		__fsetlocking(s.files, FSETLOCKING_BYCALLER);
 	s.meta = refs_meta_new();
 	if (!s.meta) {
 		st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,

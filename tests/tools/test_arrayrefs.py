@@ -273,6 +273,21 @@ class TestVerify(RefsCase):
         self.assertIn("deleted: %s/run.npz" % src, out)
         self.assertEqual(len(out.splitlines()), 3, out)
 
+    def test_file_records_are_the_files_stat(self):
+        # a time before 1970 too: the numbers are written without printf
+        os.utime(os.path.join(self.src, "c2d.npy"),
+                 ns=(0, -1_234_567_891))
+        self.refs()
+        files = self.load()["arrayrefs"]["files"]
+        self.assertIn("c2d.npy", files)
+        for name, rec in files.items():
+            st = os.stat(os.path.join(self.src, name))
+            self.assertEqual(rec, {"size": st.st_size,
+                                   "mtime_ns": st.st_mtime_ns,
+                                   "ino": st.st_ino}, name)
+        self.assertEqual(files["c2d.npy"]["mtime_ns"], -1_234_567_891)
+        self.assertEqual(self.verify(), (0, ""))
+
     def test_not_a_reference_file(self):
         with open(self.out, "w") as f:
             f.write('{"version": 1, "refs": {}}')
