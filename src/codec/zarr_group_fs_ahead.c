@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A folder's array headers read on a second thread (zarr_group_fs_i.h):
- * open, fstat, one pread, the parse and close of each file overlap the
- * walk's own work (arrayrefs formats while the next files are read).
- * A ring of AHEAD_SLOTS headers bounds the memory; the walk takes them
- * in the order the model gave.
+ * A folder's array files read on a second thread (zarr_group_fs_i.h):
+ * the open, fstat, pread and close of each file overlap the walk's own
+ * work (the parse, and arrayrefs' formatting). A ring of AHEAD_SLOTS
+ * files' first bytes bounds the memory; the walk takes them in the order
+ * the model gave.
  */
 #include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,14 +26,13 @@ struct fs_ahead {
 	pthread_mutex_t lock;
 	pthread_cond_t moved;      /* a slot filled or emptied, or stop */
 	int dfd;
-	const char *rel;
 	size_t *entries;           /* the walk's order */
 	const char **names;
 	size_t n;
 	size_t made, taken;        /* under lock */
 	bool stop;                 /* under lock */
 	bool walk_waits, reader_waits;  /* under lock: who sleeps on moved */
-	fs_header slot[AHEAD_SLOTS];  /* header i in slot[i % AHEAD_SLOTS] */
+	fs_head slot[AHEAD_SLOTS];  /* file i's in slot[i % AHEAD_SLOTS] */
 };
 
 static void *read_ahead(void *arg)
@@ -49,11 +49,9 @@ static void *read_ahead(void *arg)
 		pthread_mutex_unlock(&a->lock);
 		if (stop)
 			break;
-		fs_header h;
-		memset(&h, 0, sizeof(h));
-		zg_fs_header_read(&h, a->dfd, a->rel, a->names[i]);
+		/* the walk reads no slot past made: this one is the reader's */
+		zg_fs_head_read(&a->slot[i % AHEAD_SLOTS], a->dfd, a->names[i]);
 		pthread_mutex_lock(&a->lock);
-		a->slot[i % AHEAD_SLOTS] = h;
 		a->made = i + 1;
 		if (a->walk_waits &&
 		    (a->made - a->taken >= AHEAD_BATCH || a->made == a->n))
@@ -70,7 +68,7 @@ static void ahead_free(fs_ahead *a)
 	free(a);
 }
 
-fs_ahead *fs_ahead_start(int dfd, const char *rel, const size_t *entries,
+fs_ahead *fs_ahead_start(int dfd, const size_t *entries,
 			 const char *const *names, size_t n)
 {
 	if (n < AHEAD_MIN)
@@ -79,7 +77,6 @@ fs_ahead *fs_ahead_start(int dfd, const char *rel, const size_t *entries,
 	if (!a)
 		return NULL;
 	a->dfd = dfd;
-	a->rel = rel;
 	a->n = n;
 	a->entries = malloc(n * sizeof(*a->entries));
 	a->names = malloc(n * sizeof(*a->names));
@@ -107,7 +104,7 @@ fs_ahead *fs_ahead_start(int dfd, const char *rel, const size_t *entries,
 	return a;
 }
 
-bool fs_ahead_take(fs_ahead *a, size_t entry, fs_header *out)
+bool fs_ahead_take(fs_ahead *a, size_t entry, fs_head *out)
 {
 	/* taken changes only here, on the walk's thread */
 	if (a->taken == a->n || a->entries[a->taken] != entry)
@@ -118,9 +115,15 @@ bool fs_ahead_take(fs_ahead *a, size_t entry, fs_header *out)
 		pthread_cond_wait(&a->moved, &a->lock);
 		a->walk_waits = false;
 	}
-	fs_header *h = &a->slot[a->taken % AHEAD_SLOTS];
-	*out = *h;
-	memset(h, 0, sizeof(*h));
+	pthread_mutex_unlock(&a->lock);
+	/* the reader writes no slot before taken moves past it */
+	const fs_head *h = &a->slot[a->taken % AHEAD_SLOTS];
+	out->ok = h->ok;
+	out->fd = h->fd;
+	out->sb = h->sb;
+	out->have = h->have;
+	memcpy(out->head, h->head, h->have);
+	pthread_mutex_lock(&a->lock);
 	a->taken++;
 	if (a->reader_waits && a->made - a->taken <= AHEAD_SLOTS - AHEAD_BATCH)
 		pthread_cond_signal(&a->moved);
@@ -138,7 +141,8 @@ void fs_ahead_stop(fs_ahead *a)
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(a->thread, NULL);
 	for (size_t i = a->taken; i < a->made; i++)
-		zg_fs_header_free(&a->slot[i % AHEAD_SLOTS]);
+		if (a->slot[i % AHEAD_SLOTS].fd >= 0)
+			close(a->slot[i % AHEAD_SLOTS].fd);
 	pthread_cond_destroy(&a->moved);
 	pthread_mutex_destroy(&a->lock);
 	ahead_free(a);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "arrayfs/af_zarr_group.h"
 
@@ -25,33 +26,52 @@ typedef struct fs_header {
 /** Release what @p h holds and empty it. */
 void zg_fs_header_free(fs_header *h);
 
-/**
- * Read array file @p name of the folder @p rel (open under @p dfd) into
- * the empty @p h: h->file "REL/NAME" (NULL: no memory, nothing read), and
- * the header parsed or not (h->parsed). Safe on any thread.
- */
-void zg_fs_header_read(fs_header *h, int dfd, const char *rel,
-		       const char *name);
+/* One read covers the header of nearly every array (a .npy header is
+ * 128 bytes or a few more, a .ra one 48 plus its shape): the parser's
+ * reads are served from it, so a file costs one open, fstat and pread. */
+#define FS_HEAD_BYTES 4096u
 
-/** Headers of one folder read on a thread of their own, in walk order. */
+/* A file's first bytes, read for its header's parse: the system calls,
+ * which a second thread can make. */
+typedef struct fs_head {
+	bool ok;             /* opened, a regular file, read */
+	int fd;              /* open while the parse may read past head; else -1 */
+	struct stat sb;
+	size_t have;
+	unsigned char head[FS_HEAD_BYTES];
+} fs_head;
+
+/** Open @p path under @p dfd, fstat it and read its first bytes into
+ * @p hd. Safe on any thread. */
+void zg_fs_head_read(fs_head *hd, int dfd, const char *path);
+
+/** Parse the header of @p hd, the file named @p name, into @p h (its
+ * file set; left unparsed if the read or parse failed), and close
+ * hd->fd. */
+void zg_fs_head_parse(fs_header *h, fs_head *hd, const char *name);
+
+/** The first bytes of one folder's array files read on a thread of
+ * their own, in walk order (the parse stays on the walk's thread: the
+ * reads are the longer part). */
 typedef struct fs_ahead fs_ahead;
 
 /**
- * Start reading the headers of the @p n files named @p names[i] (entry
- * @p entries[i] of the folder's list, the order the walk takes them) of
- * folder @p rel under @p dfd, a few ahead of the walk. The names must
- * stay valid until fs_ahead_stop. NULL: not started (too few to be worth
- * a thread, or no thread or memory): the walk reads them itself.
+ * Start reading the @p n files named @p names[i] (entry @p entries[i] of
+ * the folder's list, the order the walk takes them) under @p dfd, a few
+ * ahead of the walk. The names must stay valid until fs_ahead_stop.
+ * NULL: not started (too few to be worth a thread, or no thread or
+ * memory): the walk reads them itself.
  */
-fs_ahead *fs_ahead_start(int dfd, const char *rel, const size_t *entries,
+fs_ahead *fs_ahead_start(int dfd, const size_t *entries,
 			 const char *const *names, size_t n);
 
 /**
- * The header of entry @p entry if it is the next one read ahead: moved
- * into the empty @p out (waiting for it if need be), true. False (@p out
- * untouched) for any other entry: the caller reads it itself.
+ * The first bytes of entry @p entry if it is the next one read ahead:
+ * copied into @p out (waiting for them if need be; out->fd is the
+ * caller's to close), true. False (@p out untouched) for any other
+ * entry: the caller reads it itself.
  */
-bool fs_ahead_take(fs_ahead *a, size_t entry, fs_header *out);
+bool fs_ahead_take(fs_ahead *a, size_t entry, fs_head *out);
 
 /** Stop the thread, wait for it and free what it read. NULL is fine. */
 void fs_ahead_stop(fs_ahead *a);
