@@ -479,7 +479,7 @@ static af_status fs_read_header(void *ctx, void *folder, size_t entry,
 	fs_head *hd = w->head;
 	if (f->single)
 		zg_fs_head_read(hd, AT_FDCWD, w->top);
-	else if (!f->ahead || !fs_ahead_take(f->ahead, entry, hd))
+	else if (!f->ahead || !fs_ahead_take(f->ahead, name, hd))
 		zg_fs_head_read(hd, f->dfd, name);
 	zg_fs_head_parse(&f->read, hd, name);
 	*array = f->read.parsed ? &f->read.array : NULL;
@@ -500,8 +500,7 @@ static void fs_will_read(void *ctx, void *folder, const size_t *entries,
 		return; /* the walk reads them itself */
 	for (size_t i = 0; i < n; i++)
 		names[i] = f->names.buf + f->items[entries[i]].name;
-	f->ahead = fs_ahead_start(f->dfd, entries, names, n);
-	free(names);
+	f->ahead = fs_ahead_start(f->dfd, names, n);
 }
 
 static void fs_release(void *ctx, void *folder,

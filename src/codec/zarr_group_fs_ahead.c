@@ -26,8 +26,7 @@ struct fs_ahead {
 	pthread_mutex_t lock;
 	pthread_cond_t moved;      /* a slot filled or emptied, or stop */
 	int dfd;
-	size_t *entries;           /* the walk's order */
-	const char **names;
+	const char **names;        /* the walk's order */
 	size_t n;
 	size_t made, taken;        /* under lock */
 	bool stop;                 /* under lock */
@@ -63,29 +62,20 @@ static void *read_ahead(void *arg)
 
 static void ahead_free(fs_ahead *a)
 {
-	free(a->entries);
 	free(a->names);
 	free(a);
 }
 
-fs_ahead *fs_ahead_start(int dfd, const size_t *entries,
-			 const char *const *names, size_t n)
+fs_ahead *fs_ahead_start(int dfd, const char **names, size_t n)
 {
-	if (n < AHEAD_MIN)
-		return NULL;
-	fs_ahead *a = calloc(1, sizeof(*a));
-	if (!a)
-		return NULL;
-	a->dfd = dfd;
-	a->n = n;
-	a->entries = malloc(n * sizeof(*a->entries));
-	a->names = malloc(n * sizeof(*a->names));
-	if (!a->entries || !a->names) {
-		ahead_free(a);
+	fs_ahead *a = n >= AHEAD_MIN ? calloc(1, sizeof(*a)) : NULL;
+	if (!a) {
+		free(names);
 		return NULL;
 	}
-	memcpy(a->entries, entries, n * sizeof(*a->entries));
-	memcpy(a->names, names, n * sizeof(*a->names));
+	a->dfd = dfd;
+	a->n = n;
+	a->names = names;
 	if (pthread_mutex_init(&a->lock, NULL) != 0) {
 		ahead_free(a);
 		return NULL;
@@ -104,10 +94,10 @@ fs_ahead *fs_ahead_start(int dfd, const size_t *entries,
 	return a;
 }
 
-bool fs_ahead_take(fs_ahead *a, size_t entry, fs_head *out)
+bool fs_ahead_take(fs_ahead *a, const char *name, fs_head *out)
 {
 	/* taken changes only here, on the walk's thread */
-	if (a->taken == a->n || a->entries[a->taken] != entry)
+	if (a->taken == a->n || a->names[a->taken] != name)
 		return false;
 	pthread_mutex_lock(&a->lock);
 	while (a->made <= a->taken) {

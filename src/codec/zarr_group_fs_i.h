@@ -56,22 +56,22 @@ void zg_fs_head_parse(fs_header *h, fs_head *hd, const char *name);
 typedef struct fs_ahead fs_ahead;
 
 /**
- * Start reading the @p n files named @p names[i] (entry @p entries[i] of
- * the folder's list, the order the walk takes them) under @p dfd, a few
- * ahead of the walk. The names must stay valid until fs_ahead_stop.
- * NULL: not started (too few to be worth a thread, or no thread or
- * memory): the walk reads them itself.
+ * Start reading the @p n files named @p names[i] (in the order the walk
+ * takes them) under @p dfd, a few ahead of the walk. Takes @p names (a
+ * malloc'd array; freed even when not started), whose strings must stay
+ * valid until fs_ahead_stop. NULL: not started (too few to be worth a
+ * thread, or no thread or memory): the walk reads them itself.
  */
-fs_ahead *fs_ahead_start(int dfd, const size_t *entries,
-			 const char *const *names, size_t n);
+fs_ahead *fs_ahead_start(int dfd, const char **names, size_t n);
 
 /**
- * The first bytes of entry @p entry if it is the next one read ahead:
- * copied into @p out (waiting for them if need be; out->fd is the
- * caller's to close), true. False (@p out untouched) for any other
- * entry: the caller reads it itself.
+ * The first bytes of the file named @p name (the very pointer given in
+ * names: one name a file) if it is the next one read ahead: copied into
+ * @p out (waiting for them if need be; out->fd is the caller's to
+ * close), true. False (@p out untouched) for any other: the caller reads
+ * it itself.
  */
-bool fs_ahead_take(fs_ahead *a, size_t entry, fs_head *out);
+bool fs_ahead_take(fs_ahead *a, const char *name, fs_head *out);
 
 /** Stop the thread, wait for it and free what it read. NULL is fine. */
 void fs_ahead_stop(fs_ahead *a);
