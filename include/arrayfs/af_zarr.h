@@ -218,6 +218,14 @@ af_status af_zarr_lookup(const af_zarr_layout *l, const char *name,
 af_status af_zarr_text(const af_zarr_layout *l, af_zarr_file which,
 		       char **out, size_t *len, af_error *err);
 
+/**
+ * Whether layouts @p a and @p b have byte-identical .zarray texts (the
+ * same shape, chunks, order and dtype), decided without writing either:
+ * a writer of many arrays (arrayrefs) formats one and reuses it. A
+ * cheap comparison of what af_zarr_text's .zarray reads.
+ */
+bool af_zarr_zarray_same(const af_zarr_layout *a, const af_zarr_layout *b);
+
 #ifdef __cplusplus
 }
 #endif

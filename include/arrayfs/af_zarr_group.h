@@ -271,6 +271,13 @@ typedef struct af_zarr_walk {
 	af_status (*header)(void *ctx, void *folder, size_t entry,
 			    const af_array **array, const void **source,
 			    af_error *err);
+	/* may be NULL: told once a folder's model is built which deferred
+	 * entries of its list the walk reads (@p n of them, in @p entries),
+	 * in the order it calls header for them, so a lister may read ahead;
+	 * the walk may stop before the last (the list is valid only during
+	 * the call) */
+	void (*will_read)(void *ctx, void *folder, const size_t *entries,
+			  size_t n);
 } af_zarr_walk;
 
 /** What a walk visits, in the byte order of the full keys. */

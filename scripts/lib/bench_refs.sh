@@ -5,7 +5,8 @@
 # same round, its sources read right before each timed run:
 #   (1) `arrayrefs -o FILE` of the $small_n small .npy against
 #       tests/bench/bench_heads (C, one thread: the folder listed, every
-#       file's first 256 bytes read with one pread each);
+#       file's first 256 bytes read with one pread each); arrayrefs reads
+#       the files on a second thread while it formats (both cores);
 #   (2) bytes of the reference file per chunk, metadata included: of that
 #       folder, and of a BENCH_REFS_MIB (512) MiB int32 .npy with
 #       --chunk 65536 (many chunks);
@@ -87,7 +88,7 @@ PYEOF
 	echo
 	echo "arrayrefs: best of $runs (load average after each round: ${loads[*]})"
 	row "measure" "arrayrefs" "peer"
-	row "refs of ${small_n} .npy / 256 B pread each (s)" "$br" "$bh"
+	row "refs of ${small_n} .npy (2 threads) / 256 B pread each (1 thread) (s)" "$br" "$bh"
 	row "  all runs" "${tr[*]}" "${th[*]}"
 	row "  ratio (target <= 1.5x)" "$(ratio "$br" "$bh")" ""
 	echo "reference file bytes per chunk (target <= 120), metadata included:"

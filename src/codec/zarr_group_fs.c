@@ -13,23 +13,15 @@
 #include "arrayfs/af_zarr_group.h"
 #include "arrayfs/af_zip.h"
 #include "textbuf_i.h"
+#include "zarr_group_fs_i.h"
 #include "zarr_group_i.h"
 
 typedef struct fs_walk {
 	char *top;        /* the walked path */
 	void (*left_out)(void *ctx, const char *path, af_zarr_group_left why);
 	void *left_ctx;
+	fs_head *head;    /* the walk's thread's file read, for its parse */
 } fs_walk;
-
-/* A parsed header and where its data lies: an npz member's (read when
- * its folder is listed) or the one a folder read last for the walk. */
-typedef struct fs_header {
-	char *file;                /* relative to the top */
-	char *member;              /* in an npz: the member's name */
-	af_array array;
-	bool parsed;
-	af_zarr_fs_array where;
-} fs_header;
 
 /* One entry: a name and what it is; entries[i] is made from items[i]. An
  * array file's header is not kept: the walk asks for it (fs_header), so a
@@ -48,6 +40,7 @@ typedef struct fs_folder {
 	int dfd;          /* a folder's, while listed (array files open under it) */
 	textbuf names;    /* every item's name, each NUL-terminated */
 	fs_header read;   /* the array file's header read last */
+	fs_ahead *ahead;  /* while listed: its headers read ahead, or NULL */
 	af_zarr_group_entry *entries;   /* while listed */
 	fs_item *items;
 	size_t n, cap;
@@ -95,7 +88,7 @@ static void folder_free(fs_folder *f)
 	free(f);
 }
 
-static void header_free(fs_header *h)
+void zg_fs_header_free(fs_header *h)
 {
 	if (!h)
 		return;
@@ -129,12 +122,15 @@ static fs_item *add_item(fs_folder *f, const char *name, size_t len)
 
 static void items_free(fs_folder *f)
 {
+	/* first: the thread reads under dfd, by the names */
+	fs_ahead_stop(f->ahead);
+	f->ahead = NULL;
 	for (size_t i = 0; i < f->n; i++) {
-		header_free(f->items[i].header);
+		zg_fs_header_free(f->items[i].header);
 		free(f->items[i].header);
 		folder_free(f->items[i].sub);
 	}
-	header_free(&f->read);
+	zg_fs_header_free(&f->read);
 	free(f->items);
 	free(f->entries);
 	free(f->names.buf);
@@ -147,11 +143,6 @@ static void items_free(fs_folder *f)
 	f->n = f->cap = 0;
 }
 
-/* One read covers the header of nearly every array (a .npy header is
- * 128 bytes or a few more, a .ra one 48 plus its shape): the parser's
- * reads are served from it, so a file costs one open, fstat and pread. */
-#define HEAD_BYTES 4096u
-
 /* What the walk records of the file it read (af_zarr_fs_array says why). */
 static void set_file_stat(af_zarr_fs_array *where, const struct stat *sb)
 {
@@ -161,28 +152,40 @@ static void set_file_stat(af_zarr_fs_array *where, const struct stat *sb)
 	where->file_ino = (uint64_t)sb->st_ino;
 }
 
-/* Parse the array file at @p path under @p dfd, named @p name, into @p h
- * (left unparsed if it fails or is no regular file). */
-static void parse_file(fs_header *h, int dfd, const char *path,
-		       const char *name)
+void zg_fs_head_read(fs_head *hd, int dfd, const char *path)
 {
-	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat sb;
-	unsigned char head[HEAD_BYTES];
-	h->where.file = h->file;
-	if (fd < 0)
+	hd->ok = false;
+	hd->have = 0;
+	hd->fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (hd->fd < 0)
 		return;
 	ssize_t have;
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    (have = pread(fd, head, sizeof(head), 0)) >= 0) {
-		af_prefix pre = { fd, head, (size_t)have };
+	if (fstat(hd->fd, &hd->sb) == 0 && S_ISREG(hd->sb.st_mode) &&
+	    (have = pread(hd->fd, hd->head, sizeof(hd->head), 0)) >= 0) {
+		hd->ok = true;
+		hd->have = (size_t)have;
+		/* the parse reads nothing past the end: the fd is done */
+		if (hd->sb.st_size >= 0 && hd->have >= (uint64_t)hd->sb.st_size) {
+			close(hd->fd);
+			hd->fd = -1;
+		}
+	}
+}
+
+void zg_fs_head_parse(fs_header *h, fs_head *hd, const char *name)
+{
+	h->where.file = h->file;
+	if (hd->ok) {
+		af_prefix pre = { hd->fd, hd->head, hd->have };
 		af_source src;
-		af_source_init_prefix(&src, &pre, (uint64_t)sb.st_size);
-		set_file_stat(&h->where, &sb);
+		af_source_init_prefix(&src, &pre, (uint64_t)hd->sb.st_size);
+		set_file_stat(&h->where, &hd->sb);
 		h->parsed = af_array_parse_named(name, &src, &h->array,
 						 NULL) == AF_OK;
 	}
-	close(fd);
+	if (hd->fd >= 0)
+		close(hd->fd);
+	hd->fd = -1;
 	h->where.data_offset = h->array.data_offset;
 	h->where.chunks_are_ranges = h->array.compression == AF_COMP_NONE;
 }
@@ -466,20 +469,38 @@ static af_status fs_read_header(void *ctx, void *folder, size_t entry,
 				const af_array **array, const void **source,
 				af_error *err)
 {
-	const fs_walk *w = ctx;
+	fs_walk *w = ctx;
 	fs_folder *f = folder;
 	const char *name = f->names.buf + f->items[entry].name;
-	header_free(&f->read);
+	zg_fs_header_free(&f->read);
 	f->read.file = f->single ? strdup("") : join(f->rel, name);
 	if (!f->read.file)
 		return nomem(err);
+	fs_head *hd = w->head;
 	if (f->single)
-		parse_file(&f->read, AT_FDCWD, w->top, name);
-	else
-		parse_file(&f->read, f->dfd, name, name);
+		zg_fs_head_read(hd, AT_FDCWD, w->top);
+	else if (!f->ahead || !fs_ahead_take(f->ahead, name, hd))
+		zg_fs_head_read(hd, f->dfd, name);
+	zg_fs_head_parse(&f->read, hd, name);
 	*array = f->read.parsed ? &f->read.array : NULL;
 	*source = &f->read.where;
 	return AF_OK;
+}
+
+/* A folder's array files read ahead on a thread, in the walk's order. */
+static void fs_will_read(void *ctx, void *folder, const size_t *entries,
+			 size_t n)
+{
+	fs_folder *f = folder;
+	(void)ctx;
+	if (f->single || f->prefix || f->ahead || n == 0)
+		return;
+	const char **names = malloc(n * sizeof(*names));
+	if (!names)
+		return; /* the walk reads them itself */
+	for (size_t i = 0; i < n; i++)
+		names[i] = f->names.buf + f->items[entries[i]].name;
+	f->ahead = fs_ahead_start(f->dfd, names, n);
 }
 
 static void fs_release(void *ctx, void *folder,
@@ -518,13 +539,18 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 				    "%s: not a folder, .npz, .npy or .ra file", path);
 	fs_walk *w = calloc(1, sizeof(*w));
 	fs_folder *f = folder_new("", dir || says == AF_ZG_ARRAY ? NULL : "");
-	if (w)
+	if (w) {
 		w->top = strdup(path);
+		w->head = malloc(sizeof(*w->head));
+	}
 	if (f && !dir && says == AF_ZG_ARRAY)
 		f->single = strdup(base);
-	if (!w || !f || !w->top || (!dir && says == AF_ZG_ARRAY && !f->single)) {
-		if (w)
+	if (!w || !f || !w->top || !w->head ||
+	    (!dir && says == AF_ZG_ARRAY && !f->single)) {
+		if (w) {
 			free(w->top);
+			free(w->head);
+		}
 		free(w);
 		folder_free(f);
 		return nomem(err);
@@ -536,6 +562,7 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 	walk->release = fs_release;
 	walk->left_out = fs_left;
 	walk->header = fs_read_header;
+	walk->will_read = fs_will_read;
 	walk->max_chunk_bytes = max_chunk_bytes;
 	*root = f;
 	return AF_OK;
@@ -544,8 +571,10 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 void af_zarr_fs_close(af_zarr_walk *walk, void *root)
 {
 	fs_walk *w = walk ? walk->ctx : NULL;
-	if (w)
+	if (w) {
 		free(w->top);
+		free(w->head);
+	}
 	free(w);
 	folder_free(root);
 	if (walk)

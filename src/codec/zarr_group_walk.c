@@ -99,8 +99,29 @@ static af_status walk_child(walk_state *s, af_zarr_group *g,
 	return walk_folder(s, e->folder, k, n, depth + 1, err);
 }
 
-static af_status walk_model(walk_state *s, af_zarr_group *g, size_t klen,
-			    size_t nlen, unsigned depth, af_error *err)
+/* Tell the lister which deferred headers the walk reads, in @p order. */
+static af_status tell_reads(walk_state *s, const af_zarr_group *g,
+			    const af_zarr_group_child *const *order,
+			    void *folder, af_error *err)
+{
+	if (!s->walk->will_read)
+		return AF_OK;
+	size_t *reads = malloc((g->nchildren ? g->nchildren : 1) * sizeof(*reads));
+	size_t n = 0;
+	if (!reads)
+		return af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				    "out of memory walking a Zarr group");
+	for (size_t i = 0; i < g->nchildren; i++)
+		if (order[i]->is_array && g->entries[order[i]->entry].deferred)
+			reads[n++] = order[i]->entry;
+	s->walk->will_read(s->walk->ctx, folder, reads, n);
+	free(reads);
+	return AF_OK;
+}
+
+static af_status walk_model(walk_state *s, af_zarr_group *g, void *folder,
+			    size_t klen, size_t nlen, unsigned depth,
+			    af_error *err)
 {
 	const af_zarr_group_child **order =
 		malloc((g->nchildren ? g->nchildren : 1) * sizeof(*order));
@@ -109,8 +130,15 @@ static af_status walk_model(walk_state *s, af_zarr_group *g, size_t klen,
 				    "out of memory walking a Zarr group");
 	for (size_t i = 0; i < g->nchildren; i++)
 		order[i] = &g->children[i];
-	qsort(order, g->nchildren, sizeof(*order), slash_cmp);
-	af_status st = AF_OK;
+	/* the model's key order, unless a key is another's prefix followed
+	 * by a byte below '/': then sort (a check costs less than a sort) */
+	size_t sorted = 1;
+	while (sorted < g->nchildren &&
+	       slash_cmp(&order[sorted - 1], &order[sorted]) <= 0)
+		sorted++;
+	if (sorted < g->nchildren)
+		qsort(order, g->nchildren, sizeof(*order), slash_cmp);
+	af_status st = tell_reads(s, g, order, folder, err);
 	bool own_done = false;
 	for (size_t i = 0; st == AF_OK && i <= g->nchildren; i++) {
 		/* the group's own ".zattrs"/".zgroup" sort before the first
@@ -157,7 +185,7 @@ static af_status walk_folder(walk_state *s, void *folder, size_t klen,
 	if (st == AF_OK) {
 		s->names[nlen] = '\0';
 		report_left(s, nlen, &g);
-		st = walk_model(s, &g, klen, nlen, depth, err);
+		st = walk_model(s, &g, folder, klen, nlen, depth, err);
 		af_zarr_group_free(&g);
 	}
 	s->walk->release(s->walk->ctx, folder, entries, n);

@@ -373,6 +373,21 @@ static af_status put_zarray(const af_zarr_layout *l, zj *w, af_error *err)
 	return AF_OK;
 }
 
+/* What put_zarray reads, compared: keep the two in step. */
+bool af_zarr_zarray_same(const af_zarr_layout *a, const af_zarr_layout *b)
+{
+	if (a->ndim != b->ndim || a->fortran != b->fortran ||
+	    a->format != b->format || a->dtype.kind != b->dtype.kind ||
+	    a->descr_long_ints != b->descr_long_ints)
+		return false;
+	for (unsigned i = 0; i < a->ndim; i++)
+		if (a->shape[i] != b->shape[i] ||
+		    af_zarr_chunk_len(a, i) != af_zarr_chunk_len(b, i))
+			return false;
+	const char *da = layout_descr(a), *db = layout_descr(b);
+	return da && db && strcmp(da, db) == 0;
+}
+
 static void put_zero(const af_zarr_layout *l, zj *w)
 {
 	switch (l->dtype.kind) {

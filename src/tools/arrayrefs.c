@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -116,6 +117,8 @@ static int write_refs(const refs_opts *o, const char *output)
 	char *buffer = malloc(OUT_BUFFER_BYTES);
 	if (buffer)
 		setvbuf(out, buffer, _IOFBF, OUT_BUFFER_BYTES);
+	/* one thread writes it: no lock a call (a few calls a chunk) */
+	__fsetlocking(out, FSETLOCKING_BYCALLER);
 	refs_outcome res;
 	af_error err;
 	af_error_clear(&err);

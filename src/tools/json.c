@@ -107,3 +107,22 @@ void json_string_body(FILE *out, const char *str)
 	}
 	fwrite(b.text, 1, b.len, out);
 }
+
+void json_u64(FILE *out, uint64_t v)
+{
+	char digits[20];
+	size_t n = 0;
+	do {
+		digits[sizeof(digits) - ++n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite(digits + sizeof(digits) - n, 1, n, out);
+}
+
+void json_i64(FILE *out, int64_t v)
+{
+	if (v < 0)
+		putc('-', out);
+	/* the magnitude of INT64_MIN too, in unsigned arithmetic */
+	json_u64(out, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}

@@ -6,6 +6,7 @@
 #ifndef ARRAYFS_TOOLS_JSON_H
 #define ARRAYFS_TOOLS_JSON_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /**
@@ -17,5 +18,10 @@ void json_string(FILE *out, const char *s);
 
 /** json_string's escaped text without the quotes (a piece of a string). */
 void json_string_body(FILE *out, const char *s);
+
+/** @p v in decimal, as printf's %llu / %lld write it, with no printf:
+ * a reference file holds two numbers a chunk. */
+void json_u64(FILE *out, uint64_t v);
+void json_i64(FILE *out, int64_t v);
 
 #endif /* ARRAYFS_TOOLS_JSON_H */

@@ -11,11 +11,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "json.h"
+#include "refs_meta.h"
 #include "refs_plan.h"
 #include "refs_url.h"
 
@@ -30,11 +32,7 @@ typedef struct refs_state {
 	bool encode;          /* percent-encode paths under the prefix */
 	bool mount_encode;
 	refs_outcome *res;
-	/* the last .zarray text and its JSON string: arrays of one shape and
-	 * type (most of a big folder) share it, escaped once */
-	char *zarray_text;
-	char *zarray_json;
-	size_t zarray_json_len;
+	refs_meta *meta;      /* the arrays' metadata texts, escaped once */
 } refs_state;
 
 static af_status nomem(af_error *err)
@@ -87,37 +85,14 @@ static af_status ref_text(refs_state *s, const char *path, const char *name,
 	return st;
 }
 
-/* A .zarray text (taken) as ref_text writes it, escaped only when it is
- * not the last one's. */
-static af_status ref_zarray(refs_state *s, const char *path, char *text,
-			    af_error *err)
+/* Metadata file @p name (@p which) of the array keyed @p key at @p path. */
+static af_status ref_meta(refs_state *s, const char *path, const char *name,
+			  const af_zarr_layout *l, af_zarr_file which,
+			  const char *key, size_t key_len, af_error *err)
 {
-	af_status st = ref_key(s, path, ".zarray", err);
-	if (st == AF_OK && (!s->zarray_text || strcmp(text, s->zarray_text))) {
-		free(s->zarray_text);
-		free(s->zarray_json);
-		s->zarray_text = text;
-		text = NULL;
-		FILE *json = open_memstream(&s->zarray_json, &s->zarray_json_len);
-		if (json) {
-			json_string(json, s->zarray_text);
-			if (fclose(json) != 0) {
-				free(s->zarray_json);
-				s->zarray_json = NULL;
-			}
-		} else {
-			s->zarray_json = NULL;
-		}
-		if (!s->zarray_json) {
-			free(s->zarray_text);
-			s->zarray_text = NULL;
-			st = nomem(err);
-		}
-	}
-	if (st == AF_OK)
-		fwrite(s->zarray_json, 1, s->zarray_json_len, s->out);
-	free(text);
-	return st;
+	af_status st = ref_key(s, path, name, err);
+	return st != AF_OK ? st :
+	       refs_meta_write(s->meta, l, which, key, key_len, s->out, err);
 }
 
 static af_status visit_group(void *ctx, const char *path, af_error *err)
@@ -159,9 +134,13 @@ static af_status record_file(refs_state *s, const af_zarr_fs_array *src,
 	fputs(s->more_files ? ",\n" : "\n", s->files);
 	s->more_files = true;
 	json_string(s->files, src->file);
-	fprintf(s->files, ": {\"size\": %llu, \"mtime_ns\": %lld, \"ino\": %llu}",
-		(unsigned long long)src->file_size, (long long)src->file_mtime_ns,
-		(unsigned long long)src->file_ino);
+	fputs(": {\"size\": ", s->files);
+	json_u64(s->files, src->file_size);
+	fputs(", \"mtime_ns\": ", s->files);
+	json_i64(s->files, src->file_mtime_ns);
+	fputs(", \"ino\": ", s->files);
+	json_u64(s->files, src->file_ino);
+	putc('}', s->files);
 	return AF_OK;
 }
 
@@ -237,8 +216,11 @@ static af_status write_ranges(refs_state *s, const char *path,
 				json_string(s->out, whole);
 				free(whole);
 			}
-			fprintf(s->out, ", %llu, %llu]", (unsigned long long)off,
-				(unsigned long long)c.size);
+			fputs(", ", s->out);
+			json_u64(s->out, off);
+			fputs(", ", s->out);
+			json_u64(s->out, c.size);
+			putc(']', s->out);
 		}
 		s->res->chunks++;
 	}
@@ -305,17 +287,10 @@ static af_status visit_array(void *ctx, const char *path, const af_zarr_group *g
 	}
 	size_t klen;
 	const char *key = af_zarr_group_key(g, c, &klen);
-	char *text;
-	size_t len;
-	st = af_zarr_group_array_text(&l, AF_ZARR_ZARRAY, key, klen, &text, &len,
-				      err);
+	st = ref_meta(s, path, ".zarray", &l, AF_ZARR_ZARRAY, key, klen, err);
 	if (st == AF_OK)
-		st = ref_zarray(s, path, text, err);
-	if (st == AF_OK)
-		st = af_zarr_group_array_text(&l, AF_ZARR_ZATTRS, key, klen, &text,
-					      &len, err);
-	if (st == AF_OK)
-		st = ref_text(s, path, ".zattrs", text, err);
+		st = ref_meta(s, path, ".zattrs", &l, AF_ZARR_ZATTRS, key, klen,
+			      err);
 	if (st == AF_OK)
 		st = src->chunks_are_ranges ? write_ranges(s, path, &l, src, err)
 					    : write_mount(s, path, &l, err);
@@ -372,7 +347,14 @@ af_status refs_write(const refs_opts *o, FILE *out, refs_outcome *res,
 		return st;
 	/* records of files wait in a temporary file, not in memory */
 	s.files = tmpfile();
-	if (!s.files) {
+	/* this thread's alone: no lock a call (a few calls a file) */
+	if (s.files)
+		__fsetlocking(s.files, FSETLOCKING_BYCALLER);
+	s.meta = refs_meta_new();
+	if (!s.meta) {
+		st = af_error_set(err, AF_E_NOMEM, AF_NO_OFFSET,
+				  "out of memory writing references");
+	} else if (!s.files) {
 		st = af_error_set(err, AF_E_IO, AF_NO_OFFSET,
 				  "cannot make a temporary file: %s",
 				  strerror(errno));
@@ -382,12 +364,12 @@ af_status refs_write(const refs_opts *o, FILE *out, refs_outcome *res,
 		st = af_zarr_group_walk(&walk, root, &visit, err);
 		if (st == AF_OK)
 			st = write_tail(&s, err);
-		fclose(s.files);
 	}
+	if (s.files)
+		fclose(s.files);
 	af_zarr_fs_close(&walk, root);
 	free(s.file);
-	free(s.zarray_text);
-	free(s.zarray_json);
+	refs_meta_free(s.meta);
 	if (st == AF_OK && (fflush(out) != 0 || ferror(out))) {
 		res->write_errno = errno ? errno : EIO;
 		st = af_error_set(err, AF_E_IO, AF_NO_OFFSET,

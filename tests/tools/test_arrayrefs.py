@@ -122,6 +122,70 @@ class TestRead(RefsCase):
         self.assertEqual(ds["signal"].dims, ("signal_dim_0",))
 
 
+def raw_refs(path):
+    """{key: the value's bytes as written} of a reference file (one
+    reference a line)."""
+    dec = json.JSONDecoder()
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith('"'):
+                continue
+            key, end = dec.raw_decode(line)
+            out[key] = line[end + 2:].rstrip("\n").rstrip(",")
+    return out
+
+
+class TestMetadataReuse(unittest.TestCase):
+    """The metadata texts arrayrefs keeps and reuses are the bytes it
+    writes of an array alone (a fresh process: nothing kept), in a folder
+    whose arrays take turns among more kinds (shape, dtype, order, ndim)
+    than the tool keeps, and keys its templates cannot take."""
+
+    KINDS = [
+        lambda: np.arange(3, dtype="<i4"),
+        lambda: np.arange(4, dtype="<i4"),
+        lambda: np.arange(6, dtype=">i4").reshape(2, 3),
+        lambda: np.asfortranarray(np.arange(6, dtype="<f8").reshape(2, 3)),
+        lambda: np.arange(6, dtype="<f8").reshape(2, 3),
+        lambda: np.array(7, dtype="u1"),
+        lambda: np.zeros((2, 3, 4), dtype="<u2"),
+        lambda: np.zeros((1, 2, 1, 2), dtype="<c16"),
+        lambda: np.zeros((1, 2, 1, 2, 1), dtype="|b1"),
+        lambda: np.zeros((2, 1, 1, 1, 1, 2), dtype="<f4"),
+        lambda: np.zeros(3, dtype=[("x", "<i4"), ("y", "<f8", (2,))]),
+        lambda: np.zeros(5000, dtype="<i8"),   # 5 chunks of 1000 elements
+    ]
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="arrayrefs-meta-")
+        self.src = os.path.join(self.tmp, "src")
+        os.makedirs(self.src)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def refs_of(self, path, out):
+        p = run([ARRAYREFS, "--chunk", "8000", "-o", out, path])
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        return raw_refs(out)
+
+    def test_reused_texts_are_the_texts_of_each_array_alone(self):
+        names = ["k%02d" % i for i in range(40)] + [
+            'q"uote', "sp ace", "caf\u00e9", "t\tab", "k@t"]
+        for i, name in enumerate(names):
+            kind = self.KINDS[(i * 7) % len(self.KINDS)]
+            np.save(os.path.join(self.src, name + ".npy"), kind())
+        together = self.refs_of(self.src, os.path.join(self.tmp, "all.json"))
+        for name in names:
+            alone = self.refs_of(os.path.join(self.src, name + ".npy"),
+                                 os.path.join(self.tmp, "one.json"))
+            for leaf in (".zarray", ".zattrs"):
+                key = name + "/" + leaf
+                with self.subTest(key=key):
+                    self.assertEqual(together[key], alone[key])
+
+
 class TestUrls(RefsCase):
     def test_url_prefix_and_percent_encoding(self):
         self.refs("--url", "https://example.org/data/")
@@ -208,6 +272,21 @@ class TestVerify(RefsCase):
         self.assertIn("renamed: %s/plain.ra (now moved.ra)" % src, out)
         self.assertIn("deleted: %s/run.npz" % src, out)
         self.assertEqual(len(out.splitlines()), 3, out)
+
+    def test_file_records_are_the_files_stat(self):
+        # a time before 1970 too: the numbers are written without printf
+        os.utime(os.path.join(self.src, "c2d.npy"),
+                 ns=(0, -1_234_567_891))
+        self.refs()
+        files = self.load()["arrayrefs"]["files"]
+        self.assertIn("c2d.npy", files)
+        for name, rec in files.items():
+            st = os.stat(os.path.join(self.src, name))
+            self.assertEqual(rec, {"size": st.st_size,
+                                   "mtime_ns": st.st_mtime_ns,
+                                   "ino": st.st_ino}, name)
+        self.assertEqual(files["c2d.npy"]["mtime_ns"], -1_234_567_891)
+        self.assertEqual(self.verify(), (0, ""))
 
     def test_not_a_reference_file(self):
         with open(self.out, "w") as f:

@@ -79,5 +79,27 @@ class TestValgrind(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr.decode())
 
 
+    def test_arrayrefs_headers_read_ahead(self):
+        # a folder's headers are read on a second thread: taken in full,
+        # and dropped when the walk stops first (a sub-group nests too
+        # deep: "a" sorts before the arrays); memcheck, then helgrind
+        import numpy as np
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "src")
+            os.makedirs(src)
+            for i in range(100):
+                np.save(os.path.join(src, "b%03d.npy" % i), np.arange(i + 1))
+            out = os.path.join(tmp, "refs.json")
+            r = vg([ARRAYREFS, "-o", out, src])
+            self.assertEqual(r.returncode, 0, r.stderr.decode())
+            r = run([VALGRIND, "-q", "--tool=helgrind",
+                     f"--error-exitcode={ERR}", ARRAYREFS, "-o", out, src],
+                    timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr.decode())
+            os.makedirs(os.path.join(src, *["a"] * 66))
+            r = vg([ARRAYREFS, "-o", out, src])
+            self.assertEqual(r.returncode, 1, r.stderr.decode())
+            self.assertIn(b"nest deeper", r.stderr)
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -455,8 +455,11 @@ static bool has_suffix(const char *s, const char *suf)
 	return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
-/* Every .npy and .ra under @p dir that parses, through check_rule. */
-static void check_rule_under(const char *dir, rule_count *n)
+typedef void (*array_fn)(af_array *a, const char *path, void *ctx);
+
+/* Every .npy and .ra under @p dir that parses, through @p fn (which may
+ * keep the array: it frees it or takes it). */
+static void each_array_under(const char *dir, array_fn fn, void *ctx)
 {
 	DIR *d = opendir(dir);
 	ck_assert_msg(d != NULL, "cannot list %s", dir);
@@ -467,7 +470,7 @@ static void check_rule_under(const char *dir, rule_count *n)
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (e->d_type == DT_DIR) {
-			check_rule_under(path, n);
+			each_array_under(path, fn, ctx);
 			continue;
 		}
 		/* links (some dangling, on purpose) reach nothing new */
@@ -477,13 +480,22 @@ static void check_rule_under(const char *dir, rule_count *n)
 		af_source src;
 		int fd = aft_open_fd_source(path, &src);
 		af_array a;
-		if (af_array_parse_named(path, &src, &a, NULL) == AF_OK) {
-			check_rule(&a, path, n);
-			af_array_free(&a);
-		}
+		if (af_array_parse_named(path, &src, &a, NULL) == AF_OK)
+			fn(&a, path, ctx);
 		close(fd);
 	}
 	closedir(d);
+}
+
+static void check_rule_of(af_array *a, const char *path, void *ctx)
+{
+	check_rule(a, path, ctx);
+	af_array_free(a);
+}
+
+static void check_rule_under(const char *dir, rule_count *n)
+{
+	each_array_under(dir, check_rule_of, n);
 }
 
 START_TEST(the_rule_agrees_with_the_writer_on_every_fixture)
@@ -500,6 +512,63 @@ START_TEST(the_rule_agrees_with_the_writer_on_every_fixture)
 	ck_assert_uint_gt(n.stores, 100);
 	ck_assert_uint_gt(n.refused, 5);
 	ck_assert_uint_gt(n.struct_stores, 3);
+}
+END_TEST
+
+/* Arrays with a store and their .zarray texts. */
+typedef struct kept_arrays {
+	af_array a[1024];
+	af_zarr_layout l[1024];
+	char *zarray[1024];
+	size_t n;
+} kept_arrays;
+
+static void keep_array(af_array *a, const char *path, void *ctx)
+{
+	kept_arrays *k = ctx;
+	size_t len;
+	(void)path;
+	if (k->n == 1024 || af_zarr_layout_init(&k->l[k->n], a, 4096, NULL) != AF_OK) {
+		af_array_free(a);
+		return;
+	}
+	k->a[k->n] = *a;
+	k->l[k->n].shape = k->a[k->n].shape;
+	k->l[k->n].descr = k->a[k->n].descr;
+	ck_assert_int_eq(af_zarr_text(&k->l[k->n], AF_ZARR_ZARRAY,
+				      &k->zarray[k->n], &len, NULL), AF_OK);
+	k->n++;
+}
+
+/* af_zarr_zarray_same says "same" only of layouts whose .zarray texts
+ * are byte-identical (what arrayrefs relies on to reuse one). */
+START_TEST(layouts_called_same_have_the_same_zarray)
+{
+	static const char *const dirs[] = { "npy", "ra", "view", "zarr", "mount" };
+	kept_arrays *k = calloc(1, sizeof(*k));
+	ck_assert_ptr_nonnull(k);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		each_array_under(aft_fixture(dirs[i]), keep_array, k);
+	size_t same = 0, differ = 0;
+	for (size_t i = 0; i < k->n; i++)
+		for (size_t j = 0; j < k->n; j++) {
+			if (!af_zarr_zarray_same(&k->l[i], &k->l[j])) {
+				differ++;
+				continue;
+			}
+			same += i != j;
+			ck_assert_msg(strcmp(k->zarray[i], k->zarray[j]) == 0,
+				      "called same, but\n%s\n%s", k->zarray[i],
+				      k->zarray[j]);
+		}
+	ck_assert_uint_gt(k->n, 100);
+	ck_assert_uint_gt(same, 10);   /* the fixtures repeat some kinds */
+	ck_assert_uint_gt(differ, 1000);
+	for (size_t i = 0; i < k->n; i++) {
+		free(k->zarray[i]);
+		af_array_free(&k->a[i]);
+	}
+	free(k);
 }
 END_TEST
 
@@ -655,6 +724,7 @@ int main(void)
 	tcase_add_test(meta, a_descr_that_is_not_a_literal_gets_no_store);
 	tcase_add_test(meta, sub_arrays_zarr_cannot_spell_get_no_store);
 	tcase_add_test(meta, the_rule_agrees_with_the_writer_on_every_fixture);
+	tcase_add_test(meta, layouts_called_same_have_the_same_zarray);
 	tcase_add_test(meta, the_rule_agrees_with_the_writer_on_hostile_arrays);
 	suite_add_tcase(s, meta);
 	TCase *chunks = tcase_create("chunks");

@@ -445,6 +445,7 @@ typedef struct fake_tree {
 	size_t len;
 	size_t written;         /* bytes seen by the writer */
 	size_t biggest_piece;
+	struct read_log *reads; /* the header reads logged, if any */
 } fake_tree;
 
 static af_status fake_list(void *ctx, void *folder,
@@ -522,7 +523,7 @@ static af_status count_text(void *ctx, const char *text, size_t len,
 static af_zarr_walk fake_walk(fake_tree *t)
 {
 	af_zarr_walk w = { t, fake_list, fake_release, fake_left,
-			   AF_ZARR_CHUNK_DEFAULT, NULL };
+			   AF_ZARR_CHUNK_DEFAULT, NULL, NULL };
 	return w;
 }
 
@@ -693,6 +694,86 @@ static af_status failing_write(void *ctx, const char *text, size_t len,
 	(void)ctx; (void)text; (void)len;
 	return af_error_set(err, AF_E_IO, AF_NO_OFFSET, "disk full");
 }
+
+/* What a walk told will_read and asked header, in order. */
+typedef struct read_log {
+	const af_array *array;
+	size_t told[8], asked[8];
+	size_t ntold, nasked;
+	int tellings;
+} read_log;
+
+static void log_will_read(void *ctx, void *folder, const size_t *entries,
+			  size_t n)
+{
+	fake_tree *t = ctx;
+	read_log *r = t->reads;
+	(void)folder;
+	ck_assert_uint_le(n, 8);
+	memcpy(r->told, entries, n * sizeof(*entries));
+	r->ntold = n;
+	r->tellings++;
+}
+
+static af_status log_header(void *ctx, void *folder, size_t entry,
+			    const af_array **array, const void **source,
+			    af_error *err)
+{
+	fake_tree *t = ctx;
+	read_log *r = t->reads;
+	(void)folder; (void)err;
+	ck_assert_uint_lt(r->nasked, 8);
+	r->asked[r->nasked++] = entry;
+	*array = r->array;
+	*source = NULL;
+	return AF_OK;
+}
+
+static af_status visit_no_group(void *ctx, const char *path, af_error *err)
+{
+	(void)ctx; (void)path; (void)err;
+	return AF_OK;
+}
+
+static af_status visit_no_array(void *ctx, const char *path,
+				const af_zarr_group *g,
+				const af_zarr_group_child *c,
+				const af_zarr_layout *l, af_error *err)
+{
+	(void)ctx; (void)path; (void)g; (void)c; (void)l; (void)err;
+	return AF_OK;
+}
+
+/* The walk tells the lister the deferred headers it will read, in the
+ * order it then reads them (the full keys' order, "a.b" before "a"). */
+START_TEST(the_walk_tells_which_headers_it_reads_in_order)
+{
+	af_array t3 = aft_hand_array("<i4", false, 1, shape3);
+	af_zarr_group_entry root[] = {
+		array_entry("b.npy", NULL), array_entry("a.npy", NULL),
+		array_entry("c.npy", &t3), folder_entry("n.txt", AF_ZG_OTHER, NULL),
+		array_entry("a.b.npy", NULL),
+	};
+	for (size_t i = 0; i < 5; i++)
+		root[i].deferred = root[i].kind == AF_ZG_ARRAY && !root[i].array;
+	fake_folder rootf = { root, 5, 0, NULL };
+	read_log r = { .array = &t3 };
+	fake_tree t = { 0 };
+	t.reads = &r;
+	af_zarr_walk w = fake_walk(&t);
+	w.header = log_header;
+	w.will_read = log_will_read;
+	const af_zarr_visit visit = { NULL, visit_no_group, visit_no_array };
+	ck_assert_int_eq(af_zarr_group_walk(&w, &rootf, &visit, NULL), AF_OK);
+	ck_assert_int_eq(r.tellings, 1);
+	ck_assert_uint_eq(r.ntold, 3);
+	ck_assert_uint_eq(r.told[0], 4);   /* a.b */
+	ck_assert_uint_eq(r.told[1], 1);   /* a */
+	ck_assert_uint_eq(r.told[2], 0);   /* b */
+	ck_assert_uint_eq(r.nasked, 3);
+	ck_assert_mem_eq(r.asked, r.told, 3 * sizeof(r.told[0]));
+}
+END_TEST
 
 START_TEST(a_failing_writer_stops_the_walk)
 {
@@ -884,6 +965,7 @@ int main(void)
 	tcase_add_test(walk, past_10000_arrays_there_is_no_consolidated_document);
 	tcase_add_test(walk, endless_nesting_stops_at_the_depth_limit);
 	tcase_add_test(walk, a_failing_writer_stops_the_walk);
+	tcase_add_test(walk, the_walk_tells_which_headers_it_reads_in_order);
 	suite_add_tcase(s, walk);
 	TCase *files = tcase_create("files");
 	tcase_add_test(files, a_file_walk_says_where_each_chunk_lies);
