@@ -18,7 +18,9 @@
 #   - `ls -l`: arrayfs against `ls -l` of the source plus every source's
 #     first 256 bytes read (bench_files), and against nowork_ll's `ls -l`;
 #   - `du -s`, `find -name '*.npy'`, `.stack` (stat, ls) and `.zarr`
-#     (ls, cat .zgroup) lookups of the folder, each in a fresh mount, and
+#     (ls, cat .zgroup) lookups of the folder, each in a fresh mount (du
+#     and find also with -o max_walked=0, every walked array folder kept
+#     by the kernel: the peer of the walk bound, walked.h), and
 #     `ls -l` again in the mount that has just listed it (a second listing);
 #   - the daemon's peak RSS after `ls -l` (every entry held by the kernel)
 #     and its RSS once they are forgotten (drop_caches 2 as root, RSS
@@ -71,13 +73,14 @@ mil_settled() {
 	echo "$last"
 }
 
-# mil_fresh CMD...: walk the sources, mount arrayfs, time CMD (MNT in an
+# mil_fresh CMD...: walk the sources, mount arrayfs (with the options in
+# the array mil_opts), time CMD (MNT in an
 # argument stands for the folder in the mount), unmount; sets mil_last_t
 # (seconds) and mil_last_kib (the daemon's peak RSS), raises mil_fds
 mil_fresh() {
 	local args=("${@//MNT/$work/mnt_a/$mil_dir}") fds
 	mil_walk "$work/src/$mil_dir"
-	start_fs a
+	start_fs a "${mil_opts[@]}"
 	mil_last_t=$(secs "${args[@]}")
 	mil_last_kib=$(mil_kib "${pids[-1]}" VmHWM)
 	fds=$(find "/proc/${pids[-1]}/fd" -mindepth 1 -maxdepth 1 | wc -l)
@@ -129,6 +132,10 @@ mil_one() {
 	mil_best ls_l ls -l MNT
 	mil_best du du -s MNT
 	mil_best find find MNT -name '*.npy'
+	mil_opts=(-o max_walked=0)
+	mil_best du_all du -s MNT
+	mil_best find_all find MNT -name '*.npy'
+	mil_opts=()
 	mil_best stack sh -c 'stat "$1/.stack" && ls "$1/.stack"' - MNT
 	mil_best zarr sh -c 'ls "$1/.zarr" && cat "$1/.zarr/.zgroup"' - MNT
 	echo "million: the peers ..." >&2
@@ -212,10 +219,12 @@ mil_table() {
 	row "ls -l again, same mount (second listing)" "${mil_t[ls_l2]}" "-"
 	row "du -s" "${mil_t[du]}" "-"
 	row "find -name '*.npy'" "${mil_t[find]}" "-"
+	row "du -s / find, -o max_walked=0 (all kept)" "${mil_t[du_all]}" "${mil_t[find_all]}"
 	row ".stack: stat + ls" "${mil_t[stack]}" "-"
 	row ".zarr: ls + cat .zgroup" "${mil_t[zarr]}" "-"
 	row "peak RSS of each (KiB): ls -f, ls -l, du" "${mil_r[ls_f]} ${mil_r[ls_l]} ${mil_r[du]}" "-"
 	row "  find, .stack, .zarr" "${mil_r[find]} ${mil_r[stack]} ${mil_r[zarr]}" "-"
+	row "  du, find with -o max_walked=0" "${mil_r[du_all]} ${mil_r[find_all]}" "-"
 	row "RSS held after ls -l / forgotten (KiB)" "$mil_mem" "targets 262144 / 65536 at 1M"
 	row "most open fds" "$mil_fds" "-"
 	row "first pass after a listing (us a file)" "${mil_t[fp]}" "nowork_ll ${mil_t[nw_fp]}"
@@ -224,6 +233,7 @@ mil_table() {
 
 million_section() {
 	declare -gA mil_t mil_r
+	declare -ga mil_opts=()
 	local n=${BENCH_MILLION_N:-1000000} ns k
 	local small=${BENCH_MILLION_SMALL:-100000}
 	ns=("$n")
@@ -242,7 +252,7 @@ million_section() {
 	if [ "${#ns[@]}" = 2 ]; then
 		echo
 		echo "growth from $small to ${ns[1]} arrays (best over best; target <= 11x at 10x the arrays)"
-		for k in ls_f scandir ls_l ls_l2 du find stack zarr; do
+		for k in ls_f scandir ls_l ls_l2 du find du_all find_all stack zarr; do
 			row "  $k" "$(mil_x "${mil_t[$k]}" "${mil_small[$k]}")" "-"
 		done
 	fi

@@ -27,6 +27,7 @@
 #include "openset.h"
 #include "srcpath.h"
 #include "stackdir.h"
+#include "walked.h"
 #include "zarr_group_models.h"
 
 struct fuse_session;
@@ -44,6 +45,8 @@ struct afd_limits {
 	size_t src_max_zip;     /* of those, archives (each holds an fd) */
 	uint64_t ids_save_ms;   /* the id map is saved this often while it
 				 * changes (0: at unmount only), export.h */
+	size_t walked_max;      /* array folders listed whose entries the
+				 * kernel keeps (0: no bound), walked.h */
 };
 
 /**
@@ -83,6 +86,8 @@ struct afd_ctx {
 	struct afd_nodes nodes;
 	struct afd_srcs srcs;
 	struct afd_notify notify;
+	struct afd_walked walked; /* array folders a walk listed (walked.h) */
+	bool have_walked;
 	struct afd_openset open;  /* files and folders the kernel holds open */
 	bool have_open;
 	struct afd_stacks stacks; /* `.stack` verdicts and member fds */

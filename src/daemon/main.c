@@ -37,6 +37,7 @@ static const struct fuse_opt afd_opt_spec[] = {
 	{ "max_decoded=%zu", offsetof(struct afd_opts, limits.bound_budget), 0 },
 	{ "decoded_idle_ms=%" SCNu64,
 	  offsetof(struct afd_opts, limits.bound_idle_ms), 0 },
+	{ "max_walked=%zu", offsetof(struct afd_opts, limits.walked_max), 0 },
 	FUSE_OPT_END
 };
 
@@ -94,11 +95,15 @@ static void usage(const char *prog)
 	       "    -o max_decoded=BYTES   decoded LZ4 data those keep (default %zu)\n"
 	       "    -o decoded_idle_ms=MS  kept anyway by files read this recently\n"
 	       "                           (default %" PRIu64 ")\n"
+	       "    -o max_walked=N        array folders a walk (du, find, ls -R)\n"
+	       "                           listed whose entries the kernel keeps;\n"
+	       "                           older ones are dropped (default %zu;\n"
+	       "                           0: keep all)\n"
 	       "\n", prog, AFD_DEFAULT_TIMEOUT, AFD_DEFAULT_NEG_TIMEOUT,
 	       AFD_READAHEAD_DEFAULT_KB, default_inflate_threads(),
 	       (unsigned long long)(af_pool_default_budget(
 		       default_inflate_threads()) >> 20),
-	       l.bound_max, l.bound_budget, l.bound_idle_ms);
+	       l.bound_max, l.bound_budget, l.bound_idle_ms, l.walked_max);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }

@@ -546,6 +546,21 @@ done:
 	return (long)n;
 }
 
+int afd_nodes_entry_of(struct afd_nodes *t, uint64_t nodeid, uint32_t gen,
+		       uint64_t *parent, char **name)
+{
+	int rc = -ENOENT;
+	pthread_mutex_lock(&t->lock);
+	struct afd_node *n = by_nodeid_locked(t, nodeid);
+	if (n && n->gen == gen && n->parent) {
+		*parent = n->parent;
+		*name = strdup(n->name);
+		rc = *name ? 0 : -ENOMEM;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
 int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
 		      const struct afd_arrsum *sum)
 {

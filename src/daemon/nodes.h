@@ -267,4 +267,13 @@ struct afd_inval {
 long afd_nodes_collect(struct afd_nodes *t, const char *path,
 		       struct afd_inval **out);
 
+/**
+ * The entry of live node @p nodeid of generation @p gen: its folder's
+ * nodeid and its name (malloc'd), for an invalidation sent outside the
+ * lock. Returns 0, -ENOENT when no such node is live now or it is the
+ * root, or -ENOMEM.
+ */
+int afd_nodes_entry_of(struct afd_nodes *t, uint64_t nodeid, uint32_t gen,
+		       uint64_t *parent, char **name);
+
 #endif /* ARRAYFS_DAEMON_NODES_H */

@@ -20,6 +20,7 @@
 
 #include "ctx.h"
 #include "notify.h"
+#include "walked.h"
 
 #define AFD_WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | \
 			IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | \
@@ -350,6 +351,50 @@ static void drain_queue(struct afd_ctx *c)
 	}
 }
 
+/* Stop asked (the loop ends, or unmounting): no more invalidations. */
+static bool stopping(struct afd_notify *n)
+{
+	pthread_mutex_lock(&n->lock);
+	bool stop = n->stop;
+	pthread_mutex_unlock(&n->lock);
+	return stop;
+}
+
+/*
+ * Drop the entries of the array folders listed longest ago past the bound
+ * (walked.h). The kernel then drops each one's sub-tree where unused, and
+ * the FORGETs that follow free the nodes. A folder the kernel forgot
+ * already is skipped; its parent forgotten meanwhile answers ENOENT:
+ * nothing is left to drop either way.
+ */
+static void prune_walked(struct afd_ctx *c)
+{
+	struct afd_walked_dir batch[64];
+	size_t k;
+	while (!stopping(&c->notify) &&
+	       (k = afd_walked_take(&c->walked, batch, 64)) > 0) {
+		for (size_t i = 0; i < k; i++) {
+			uint64_t parent;
+			char *name;
+			if (afd_nodes_entry_of(&c->nodes, batch[i].nodeid,
+					       batch[i].gen, &parent, &name) < 0)
+				continue;
+			int rc = fuse_lowlevel_notify_inval_entry(
+				c->se, parent, name, strlen(name));
+			if (rc < 0 && rc != -ENOENT)
+				afd_log(&c->log, AFD_LOG_DEBUG,
+					"cannot drop walked %s: %s", name,
+					strerror(-rc));
+			free(name);
+		}
+	}
+}
+
+void afd_notify_kick(struct afd_ctx *c)
+{
+	wake(&c->notify);
+}
+
 static void *notify_main(void *arg)
 {
 	struct afd_ctx *c = arg;
@@ -364,14 +409,12 @@ static void *notify_main(void *arg)
 			ssize_t r = read(n->efd, &cnt, sizeof(cnt));
 			(void)r;
 		}
-		pthread_mutex_lock(&n->lock);
-		bool stop = n->stop;
-		pthread_mutex_unlock(&n->lock);
-		if (stop)
+		if (stopping(n))
 			break;
 		if (n->ifd >= 0 && pfd[1].revents)
 			drain_inotify(c);
 		drain_queue(c);
+		prune_walked(c);
 	}
 	return NULL;
 }

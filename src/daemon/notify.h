@@ -6,8 +6,9 @@
  *
  * Those calls are never made from a request handler: libfuse warns they
  * can deadlock there. Handlers only queue a path (afd_notify_path); the
- * thread does the rest. Before afd_notify_start and after afd_notify_stop,
- * queueing is a no-op.
+ * thread does the rest. It also drops the entries of the array folders a
+ * walk listed past its bound (walked.h). Before afd_notify_start and after
+ * afd_notify_stop, queueing is a no-op.
  */
 #ifndef ARRAYFS_DAEMON_NOTIFY_H
 #define ARRAYFS_DAEMON_NOTIFY_H
@@ -58,6 +59,10 @@ void afd_notify_destroy(struct afd_notify *n);
  * is forgotten too (inotify saw a change the stat identity may not show).
  */
 void afd_notify_path(struct afd_ctx *c, const char *path, bool drop);
+
+/** Wake the thread: it has array folders past the walk bound to drop
+ * (walked.h). */
+void afd_notify_kick(struct afd_ctx *c);
 
 /**
  * Watch source folder @p path (relative). Returns the wd or -1.

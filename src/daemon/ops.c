@@ -507,6 +507,8 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 		for (size_t i = 0; i < pr.n; i++)
 			forget_one(c, pr.counted[i], 1);
 	}
+	if (used >= 0 && sent == 0 && off == 0)
+		afd_walked_listed(c, pr.dir);
 	free(pr.counted);
 	free(buf);
 	/* the reply is out: this thread is free to parse what comes next */

@@ -31,6 +31,7 @@ void afd_limits_default(struct afd_limits *l)
 		/* a crashed daemon loses at most this much of what it issued
 		 * (those handles are then ESTALE, never wrong) */
 		.ids_save_ms = 30000,
+		.walked_max = AFD_WALKED_MAX_DEFAULT,
 	};
 }
 
@@ -150,6 +151,12 @@ int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
 	c->have_open = true;
 	afd_openless_set_init(&c->openless);
 	c->have_openless = true;
+	if (afd_walked_init(&c->walked, o->limits.walked_max) < 0) {
+		fprintf(stderr, "arrayfs: max_walked must be at most %zu\n",
+			AFD_WALKED_MAX_LIMIT);
+		return -1;
+	}
+	c->have_walked = true;
 	char abs[PATH_MAX];
 	struct stat st;
 	if (!realpath(o->source, abs) || stat(abs, &st) < 0) {
@@ -209,6 +216,8 @@ void afd_ctx_destroy(struct afd_ctx *c)
 	af_pool_close(c->index_saver);
 	if (c->notify.wds)
 		afd_notify_destroy(&c->notify);
+	if (c->have_walked)
+		afd_walked_destroy(&c->walked);
 	if (c->log.seen)
 		afd_log_destroy(&c->log);
 	if (c->have_pipe_key)
