@@ -276,6 +276,13 @@ static af_status parse_descr(const char *text, const span *sp, uint64_t base,
 	return a->descr ? AF_OK : AF_E_NOMEM;
 }
 
+/* The padding numpy ends a header with (a test per byte, not strchr:
+ * a header has some 60 of them, and every array listed is parsed). */
+static bool trailing_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* Parses the header text (UTF-8, no NUL) into @p a. */
 static af_status parse_header(const char *text, size_t n, uint64_t base,
 			      bool allow_long, af_array *a, af_error *err)
@@ -297,7 +304,7 @@ static af_status parse_header(const char *text, size_t n, uint64_t base,
 				    "data size (count x itemsize %llu) of the shape at byte %llu overflows 64 bits",
 				    (unsigned long long)a->dtype.itemsize,
 				    (unsigned long long)(base + spans[2].start));
-	while (n > 0 && strchr(" \t\r\n", text[n - 1]))
+	while (n > 0 && trailing_blank(text[n - 1]))
 		n--;
 	a->header_text = dup_range(text, n);
 	return a->header_text ? AF_OK : AF_E_NOMEM;

@@ -5,13 +5,11 @@
  * first, the stored byte order, no offset. The rules and their limits are
  * in af_sidecar.h.
  */
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arrayfs/af_sidecar.h"
+#include "textbuf_i.h"
 
 /* GDAL, QGIS and ENVI hold raster sizes in C ints. */
 #define ENVI_DIM_MAX 2147483647u
@@ -27,19 +25,37 @@ typedef struct sidecar_text {
 	size_t len;
 } sidecar_text;
 
-static void put(sidecar_text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void put(sidecar_text *t, const char *fmt, ...)
+/* The text is made of literals and numbers only: no printf, which cost
+ * more than the rest of a listing's work for an array (every array
+ * listed has its sidecars' sizes made). The limits above keep every text
+ * well inside the buffer; past it, the text is cut. */
+static void put_n(sidecar_text *t, const char *s, size_t n)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
-	va_end(ap);
-	/* the limits above keep every text well inside the buffer */
-	if (n > 0)
-		t->len += (size_t)n < sizeof(t->buf) - t->len ?
-			  (size_t)n : sizeof(t->buf) - 1 - t->len;
+	size_t room = sizeof(t->buf) - 1 - t->len;
+	if (n > room)
+		n = room;
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+	t->buf[t->len] = '\0';
+}
+
+static void put(sidecar_text *t, const char *s)
+{
+	put_n(t, s, strlen(s));
+}
+
+static void put_u(sidecar_text *t, uint64_t v)
+{
+	char num[TB_U64_DIGITS];
+	put_n(t, num, tb_u64_digits(num, v));
+}
+
+/* "NAME = V\n" */
+static void put_line_u(sidecar_text *t, const char *name, uint64_t v)
+{
+	put(t, name);
+	put_u(t, v);
+	put(t, "\n");
 }
 
 /* Axis @p i counted from the fastest-varying one. */
@@ -128,14 +144,14 @@ static af_status envi_text(const af_array *a, sidecar_text *t, af_error *err)
 					  "every dim must be 1 to 2^31-1");
 	}
 	put(t, "ENVI\n");
-	put(t, "samples = %" PRIu64 "\n", dim[0]);
-	put(t, "lines = %" PRIu64 "\n", dim[1]);
-	put(t, "bands = %" PRIu64 "\n", dim[2]);
+	put_line_u(t, "samples = ", dim[0]);
+	put_line_u(t, "lines = ", dim[1]);
+	put_line_u(t, "bands = ", dim[2]);
 	put(t, "header offset = 0\n");
 	put(t, "file type = ENVI Standard\n");
-	put(t, "data type = %d\n", type);
+	put_line_u(t, "data type = ", (uint64_t)type);
 	put(t, "interleave = bsq\n");
-	put(t, "byte order = %d\n", a->dtype.byteorder == '>' ? 1 : 0);
+	put_line_u(t, "byte order = ", a->dtype.byteorder == '>' ? 1 : 0);
 	return AF_OK;
 }
 
@@ -153,11 +169,15 @@ static af_status nrrd_text(const af_array *a, sidecar_text *t, af_error *err)
 	if (has_zero_dim(a))
 		return no_sidecar(err, "NRRD", a, "NRRD sizes are at least 1");
 	put(t, "NRRD0004\n");
-	put(t, "type: %s\n", type);
-	put(t, "dimension: %u\n", axes);
-	put(t, "sizes:%s", complex ? " 2" : "");
-	for (unsigned i = 0; i < a->ndim; i++)
-		put(t, " %" PRIu64, fastest_dim(a, i));
+	put(t, "type: ");
+	put(t, type);
+	put(t, "\n");
+	put_line_u(t, "dimension: ", axes);
+	put(t, complex ? "sizes: 2" : "sizes:");
+	for (unsigned i = 0; i < a->ndim; i++) {
+		put(t, " ");
+		put_u(t, fastest_dim(a, i));
+	}
 	put(t, "\n");
 	if (complex) {
 		put(t, "kinds: complex");
@@ -165,7 +185,9 @@ static af_status nrrd_text(const af_array *a, sidecar_text *t, af_error *err)
 			put(t, " domain");
 		put(t, "\n");
 	}
-	put(t, "endian: %s\n", byte_order_name(a));
+	put(t, "endian: ");
+	put(t, byte_order_name(a));
+	put(t, "\n");
 	put(t, "encoding: raw\n");
 	put(t, "data file: data\n");
 	return AF_OK;

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A growable string for the texts the codec makes (textbuf_i.h). */
-#include <inttypes.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +44,24 @@ void tb_str(textbuf *tb, const char *s)
 	tb_add(tb, s, strlen(s));
 }
 
+size_t tb_u64_digits(char out[TB_U64_DIGITS], uint64_t v)
+{
+	char rev[TB_U64_DIGITS];
+	size_t n = 0;
+	do {
+		rev[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = rev[n - 1 - i];
+	out[n] = '\0';
+	return n;
+}
+
 void tb_u64(textbuf *tb, uint64_t v)
 {
-	char num[24];
-	int n = snprintf(num, sizeof(num), "%" PRIu64, v);
-	tb_add(tb, num, (size_t)n);
+	char num[TB_U64_DIGITS];
+	tb_add(tb, num, tb_u64_digits(num, v));
 }
 
 af_status tb_finish(textbuf *tb, char **out, size_t *len)

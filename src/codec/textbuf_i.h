@@ -28,6 +28,11 @@ void tb_add(textbuf *tb, const char *s, size_t n);
 void tb_str(textbuf *tb, const char *s);
 /** Append @p v in decimal. */
 void tb_u64(textbuf *tb, uint64_t v);
+/** The longest decimal of a uint64_t, with its NUL. */
+#define TB_U64_DIGITS 21
+/** Write @p v in decimal and a NUL to @p out; returns the digits written.
+ *  No printf: a listing makes the texts of every array it lists. */
+size_t tb_u64_digits(char out[TB_U64_DIGITS], uint64_t v);
 /**
  * Hand the text to the caller (*out malloc'd, the caller frees it; an
  * empty text is "", not NULL) and return AF_OK, or free it and return

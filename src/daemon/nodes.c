@@ -331,6 +331,8 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 {
 	uint64_t key = key_of(kind, e, path, member, version, sub);
 	*created = 0;
+	/* one probe and one hold: a listing makes a node per entry, and the
+	 * allocation is short next to a second probe and lock round */
 	pthread_mutex_lock(&t->lock);
 	struct afd_node *n = find_locked(t, key, kind, e, path, member, version,
 					 sub);
@@ -340,21 +342,11 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 		pthread_mutex_unlock(&t->lock);
 		return n;
 	}
-	pthread_mutex_unlock(&t->lock);
-
-	/* allocate outside the lock; recheck before linking */
 	struct afd_node *fresh = node_new(kind, e, path, member, version, sub,
 					  parent, name);
-	if (!fresh)
-		return NULL;
-	pthread_mutex_lock(&t->lock);
-	n = find_locked(t, key, kind, e, path, member, version, sub);
-	if (n) {
-		n->nlookup++;
-		touch_locked(t, n);
+	if (!fresh) {
 		pthread_mutex_unlock(&t->lock);
-		afd_node_free(fresh);
-		return n;
+		return NULL;
 	}
 	struct afd_idrec want = {
 		.kind = (uint8_t)kind, .entry = (uint8_t)e, .sub = sub,

@@ -516,11 +516,16 @@ int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 	if (af_array_name_kind(path, false) == AF_NAME_NONE)
 		return -EINVAL;
 	int fd = -1;
-	int rc = stat_source(c, path, NULL, &fd, st);
+	/* a parse of it is cached (a listing's parse-ahead made one): an
+	 * O_PATH stat says whether it is still that version, and the full
+	 * open and close, which cost twice as much, come only for a new one */
+	bool parsed = afd_src_is_cached(c, path);
+	int rc = stat_source(c, path, NULL, parsed ? NULL : &fd, st);
 	if (rc < 0)
 		return rc;
 	rc = get_version(c, path, st, &fd, out);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 

@@ -165,7 +165,9 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
  * first only to see a regular file: it is opened at once (O_NONBLOCK, no
  * symlink, not our mount), fstat'ed into *@p st, and parsed from that fd
  * if its version is not cached: one open, not an O_PATH lookup and then
- * an open (a listing of 60,000 arrays parses each). Returns 0, -EINVAL
+ * an open (a listing of 60,000 arrays parses each); when a parse of the
+ * path is cached, an O_PATH lstat comes first, and the open only for a
+ * version not cached. Returns 0, -EINVAL
  * when it is not a regular file with an array name (a symlink, a folder,
  * a fifo: the caller then looks with lstat), or -errno (-ENOENT also for
  * our own mount).
