@@ -16,6 +16,14 @@
 
 #define AFD_NODES_MIN_BUCKETS 1024u
 
+/* Under AddressSanitizer nodes are malloc'd: its red zones around each
+ * block catch what a slab cell's neighbours would hide. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AFD_NODES_SLAB false
+#else
+#define AFD_NODES_SLAB true
+#endif
+
 uint64_t afd_ino_of_sub(const char *path, const char *member, enum afd_entry e,
 			uint64_t sub)
 {
@@ -118,7 +126,11 @@ uint64_t afd_node_ino(const struct afd_node *n)
 
 void afd_node_free(struct afd_node *n)
 {
-	free((char *)n - tail_size(n->kind, n->member));
+	char *block = (char *)n - tail_size(n->kind, n->member);
+	if (n->in_slab)
+		afd_slab_free(block);
+	else
+		free(block);
 }
 
 /* Copy @p len bytes of @p str to *@p at and move *@p at past them. */
@@ -129,7 +141,8 @@ static char *put_str(char **at, const char *str, size_t len)
 	return out;
 }
 
-static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
+static struct afd_node *node_new(struct afd_nodes *t, enum afd_nkind kind,
+				 enum afd_entry e,
 				 const char *path, const char *member,
 				 uint64_t version, uint64_t sub,
 				 uint64_t parent, const char *name)
@@ -148,11 +161,13 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 	 * arrays makes a node per entry, and small strings of their own cost
 	 * more than the node (malloc's 32-byte chunks) */
 	size_t tail = tail_size(kind, member);
-	char *block = calloc(1, tail + offsetof(struct afd_node, path) + lp +
-				    ln + lm);
+	size_t size = tail + offsetof(struct afd_node, path) + lp + ln + lm;
+	bool in_slab = AFD_NODES_SLAB && afd_slab_fits(size);
+	char *block = in_slab ? afd_slab_alloc(&t->slab, size) : calloc(1, size);
 	if (!block)
 		return NULL;
 	struct afd_node *n = (struct afd_node *)(block + tail);
+	n->in_slab = in_slab;
 	char *at = n->path;
 	put_str(&at, path, lp);
 	n->name_in_path = name_in_path;
@@ -264,11 +279,13 @@ int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 		   const char *root_path, const char *root_member)
 {
 	memset(t, 0, sizeof(*t));
+	afd_slab_init(&t->slab);
 	t->nbuckets = AFD_NODES_MIN_BUCKETS;
 	t->id_tab = calloc(t->nbuckets, sizeof(*t->id_tab));
 	t->src_tab = calloc(t->nbuckets, sizeof(*t->src_tab));
 	t->nid_tab = calloc(t->nbuckets, sizeof(*t->nid_tab));
-	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, 0, 0, "");
+	t->root = node_new(t, root_kind, AE_NONE, root_path, root_member, 0, 0,
+			   0, "");
 	int ids = afd_idmap_init(&t->ids, 0, afd_idmap_new_gen());
 	if (!t->id_tab || !t->src_tab || !t->nid_tab || !t->root || ids < 0) {
 		free(t->id_tab);
@@ -278,6 +295,7 @@ int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 			afd_node_free(t->root);
 		if (ids == 0)
 			afd_idmap_destroy(&t->ids);
+		afd_slab_destroy(&t->slab);
 		memset(t, 0, sizeof(*t));
 		return -ENOMEM;
 	}
@@ -302,6 +320,7 @@ void afd_nodes_destroy(struct afd_nodes *t)
 	free(t->src_tab);
 	free(t->nid_tab);
 	afd_idmap_destroy(&t->ids);
+	afd_slab_destroy(&t->slab);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
@@ -399,7 +418,7 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 	pthread_mutex_unlock(&t->lock);
 
 	/* allocate outside the lock; recheck before linking */
-	struct afd_node *fresh = node_new(kind, e, path, member, version, sub,
+	struct afd_node *fresh = node_new(t, kind, e, path, member, version, sub,
 					  parent, name);
 	if (!fresh)
 		return NULL;
@@ -452,7 +471,7 @@ struct afd_node *afd_nodes_adopt(struct afd_nodes *t,
 			      rec->sub);
 	*created = 0;
 	*err = 0;
-	struct afd_node *fresh = node_new(kind, e, rec->path, rec->member,
+	struct afd_node *fresh = node_new(t, kind, e, rec->path, rec->member,
 					  rec->version, rec->sub, rec->parent,
 					  rec->name);
 	if (!fresh) {

@@ -4,9 +4,10 @@
  *
  * Invariants:
  *  - A node's identity (kind, entry, path, member, version, sub) and its
- *    parent/name are immutable; only nlookup, served_gen and openless change
- *    (nlookup under the table lock, served_gen atomically, openless under the
- *    open-less set's lock).
+ *    parent/name are immutable; only nlookup, the summary, served_gen,
+ *    openless and the range change (nlookup and the summary under the table
+ *    lock, served_gen and the range atomically, openless under the
+ *    open-less set's lock; the last three in afd_node_io).
  *  - A node that serves bytes (plain file, npz member, array entry) is one
  *    version of its source: the version is part of its identity, so a
  *    source that changed gets a new nodeid at its next lookup, and the old
@@ -36,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "idmap.h"
+#include "slab.h"
 
 struct afd_openless;
 
@@ -139,6 +141,7 @@ struct afd_node {
 	bool summed;           /* its packed summary is set (under the lock) */
 	bool name_in_path;     /* its name is path's last component, else
 				* it follows path (afd_node_name) */
+	bool in_slab;          /* its block is a cell of the table's slab */
 	char path[];           /* source-relative path ("." = the root) */
 };
 
@@ -159,6 +162,7 @@ struct afd_nodes {
 	size_t nbuckets, count;
 	size_t freed;          /* nodes freed since afd_nodes_trim_due said so */
 	struct afd_idmap ids;  /* every id issued, and what it names */
+	struct afd_slab slab;  /* the nodes' blocks, but long ones (slab.h) */
 };
 
 /* Nodes freed between two returns of the heap's free memory to the
