@@ -81,11 +81,12 @@ static char *where_of(const struct afd_node *n)
 	bool entry = n->kind == NK_ENTRY || n->kind == NK_ZARRFILE ||
 		     n->kind == NK_ZGFILE || n->kind == NK_ZGAFILE;
 	if (n->member && entry)
-		rc = asprintf(&out, "%s/%s/%s", n->path, n->member, n->name);
+		rc = asprintf(&out, "%s/%s/%s", n->path, n->member,
+			      afd_node_name(n));
 	else if (n->member)
 		rc = asprintf(&out, "%s/%s", n->path, n->member);
 	else if (entry)
-		rc = asprintf(&out, "%s/%s", n->path, n->name);
+		rc = asprintf(&out, "%s/%s", n->path, afd_node_name(n));
 	else
 		rc = asprintf(&out, "%s", n->path);
 	return rc < 0 ? NULL : out;
@@ -419,7 +420,8 @@ int afd_handle_open(struct afd_ctx *c, struct afd_node *n, int flags,
 		return rc;
 	}
 	h->version = version;
-	uint64_t was = __atomic_exchange_n(&n->served_gen, version,
+	/* every kind opened here serves bytes: it has its afd_node_io */
+	uint64_t was = __atomic_exchange_n(&afd_node_io(n)->served_gen, version,
 					   __ATOMIC_ACQ_REL);
 	*keep_cache = was == version;
 	*out = h;
@@ -449,7 +451,8 @@ int afd_handle_adopt_range(struct afd_ctx *c, struct afd_node *n, int fd,
 	}
 	range_handle(c, n, h, fd, st, off, len);
 	h->version = n->version;
-	__atomic_store_n(&n->served_gen, h->version, __ATOMIC_RELEASE);
+	__atomic_store_n(&afd_node_io(n)->served_gen, h->version,
+			 __ATOMIC_RELEASE);
 	*out = h;
 	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "hash.h"
 #include "idmap.h"
+#include "segmap.h"
 
 #define IDMAP_MIN_BUCKETS 256u
 #define ROOT_ID 1u
@@ -156,18 +157,9 @@ static struct afd_idseg *seg_new(struct afd_idmap *m)
 		m->spare = NULL;
 		memset(s, 0, sizeof(*s));
 	} else {
-		unsigned char *p = map_len(2 * AFD_IDMAP_SEG);
-		if (!p)
+		s = afd_seg_map(AFD_IDMAP_SEG);
+		if (!s)
 			return NULL;
-		uintptr_t a = ((uintptr_t)p + AFD_IDMAP_SEG - 1) &
-			      ~(uintptr_t)(AFD_IDMAP_SEG - 1);
-		size_t head = a - (uintptr_t)p;
-		if (head)
-			munmap(p, head);
-		if (AFD_IDMAP_SEG - head)
-			munmap((unsigned char *)a + AFD_IDMAP_SEG,
-			       AFD_IDMAP_SEG - head);
-		s = (struct afd_idseg *)a;
 	}
 	s->older = m->newest;
 	if (m->newest)

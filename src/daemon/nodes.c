@@ -9,11 +9,20 @@
 #endif
 #include <fuse_lowlevel.h>
 
+#include "arrsum.h"
 #include "hash.h"
 #include "nodes.h"
 #include "srcfile.h"
 
 #define AFD_NODES_MIN_BUCKETS 1024u
+
+/* Under AddressSanitizer nodes are malloc'd: its red zones around each
+ * block catch what a slab cell's neighbours would hide. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AFD_NODES_SLAB false
+#else
+#define AFD_NODES_SLAB true
+#endif
 
 uint64_t afd_ino_of_sub(const char *path, const char *member, enum afd_entry e,
 			uint64_t sub)
@@ -59,11 +68,69 @@ static int str_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+bool afd_node_serves(enum afd_nkind k)
+{
+	switch (k) {
+	case NK_DIR:
+	case NK_LINK:
+	case NK_ARRAY:
+	case NK_NPZDIR:
+	case NK_ZARRDIR:
+	case NK_ZGROUP:
+	case NK_ZGARRAY:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* An array folder of a source file has room for its summary
+ * (afd_nodes_sum_set); a serving node for its afd_node_io. */
+static bool has_sum_room(enum afd_nkind kind, const char *member)
+{
+	return kind == NK_ARRAY && !member;
+}
+
+/* The bytes before the node in its block (its tail, nodes.h). */
+static size_t tail_size(enum afd_nkind kind, const char *member)
+{
+	if (afd_node_serves(kind))
+		return sizeof(struct afd_node_io);
+	if (has_sum_room(kind, member))
+		return sizeof(struct afd_arrsum_packed);
+	return 0;
+}
+
+struct afd_node_io *afd_node_io(const struct afd_node *n)
+{
+	return afd_node_serves(n->kind) ? (struct afd_node_io *)n - 1 : NULL;
+}
+
+/* The packed summary's room before array folder node @p n. */
+static struct afd_arrsum_packed *sum_room(const struct afd_node *n)
+{
+	return (struct afd_arrsum_packed *)n - 1;
+}
+
+const char *afd_node_name(const struct afd_node *n)
+{
+	if (n->name_in_path)
+		return strrchr(n->path, '/') + 1;
+	return n->path + strlen(n->path) + 1;
+}
+
+uint64_t afd_node_ino(const struct afd_node *n)
+{
+	return afd_ino_of_sub(n->path, n->member, n->entry, n->sub);
+}
+
 void afd_node_free(struct afd_node *n)
 {
-	if (!n->sum_inline)
-		free(n->sum);
-	free(n);
+	char *block = (char *)n - tail_size(n->kind, n->member);
+	if (n->in_slab)
+		afd_slab_free(block);
+	else
+		free(block);
 }
 
 /* Copy @p len bytes of @p str to *@p at and move *@p at past them. */
@@ -74,7 +141,8 @@ static char *put_str(char **at, const char *str, size_t len)
 	return out;
 }
 
-static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
+static struct afd_node *node_new(struct afd_nodes *t, enum afd_nkind kind,
+				 enum afd_entry e,
 				 const char *path, const char *member,
 				 uint64_t version, uint64_t sub,
 				 uint64_t parent, const char *name)
@@ -85,23 +153,26 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 	size_t lm = member ? strlen(member) + 1 : 0;
 	/* most names are their path's last component: kept once */
 	bool name_in_path = ln < lp && path[lp - ln - 1] == '/' &&
+			    !strchr(name, '/') &&
 			    memcmp(path + lp - ln, name, ln) == 0;
 	if (name_in_path)
 		ln = 0;
-	/* the node and its strings in one block: a listing of many arrays
-	 * makes a node per entry, and three small strings of their own cost
-	 * more than the node (malloc's 32-byte chunks); an array folder of a
-	 * source file has room for its summary there too (afd_nodes_sum_set) */
-	bool room = kind == NK_ARRAY && !member;
-	size_t ls = room ? sizeof(struct afd_arrsum) : 0;
-	struct afd_node *n = calloc(1, sizeof(*n) + ls + lp + ln + lm);
-	if (!n)
+	/* the node, its tail and its strings in one block: a listing of many
+	 * arrays makes a node per entry, and small strings of their own cost
+	 * more than the node (malloc's 32-byte chunks) */
+	size_t tail = tail_size(kind, member);
+	size_t size = tail + offsetof(struct afd_node, path) + lp + ln + lm;
+	bool in_slab = AFD_NODES_SLAB && afd_slab_fits(size);
+	char *block = in_slab ? afd_slab_alloc(&t->slab, size) : calloc(1, size);
+	if (!block)
 		return NULL;
-	n->sum_inline = room;
-	char *at = (char *)(n + 1) + ls;
-	n->path = put_str(&at, path, lp);
-	n->name = name_in_path ? n->path + lp - 1 - strlen(name)
-			       : put_str(&at, name, ln);
+	struct afd_node *n = (struct afd_node *)(block + tail);
+	n->in_slab = in_slab;
+	char *at = n->path;
+	put_str(&at, path, lp);
+	n->name_in_path = name_in_path;
+	if (!name_in_path)
+		put_str(&at, name, ln);
 	n->member = member ? put_str(&at, member, lm) : NULL;
 	n->kind = kind;
 	n->entry = e;
@@ -109,8 +180,7 @@ static struct afd_node *node_new(enum afd_nkind kind, enum afd_entry e,
 	n->parent = parent;
 	n->version = version;
 	n->sub = sub;
-	n->key = key_of(kind, e, path, member, version, sub);
-	n->ino = afd_ino_of_sub(path, member, e, sub);
+	n->key = (uint32_t)key_of(kind, e, path, member, version, sub);
 	return n;
 }
 
@@ -209,11 +279,13 @@ int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 		   const char *root_path, const char *root_member)
 {
 	memset(t, 0, sizeof(*t));
+	afd_slab_init(&t->slab);
 	t->nbuckets = AFD_NODES_MIN_BUCKETS;
 	t->id_tab = calloc(t->nbuckets, sizeof(*t->id_tab));
 	t->src_tab = calloc(t->nbuckets, sizeof(*t->src_tab));
 	t->nid_tab = calloc(t->nbuckets, sizeof(*t->nid_tab));
-	t->root = node_new(root_kind, AE_NONE, root_path, root_member, 0, 0, 0, "");
+	t->root = node_new(t, root_kind, AE_NONE, root_path, root_member, 0, 0,
+			   0, "");
 	int ids = afd_idmap_init(&t->ids, 0, afd_idmap_new_gen());
 	if (!t->id_tab || !t->src_tab || !t->nid_tab || !t->root || ids < 0) {
 		free(t->id_tab);
@@ -223,6 +295,7 @@ int afd_nodes_init(struct afd_nodes *t, enum afd_nkind root_kind,
 			afd_node_free(t->root);
 		if (ids == 0)
 			afd_idmap_destroy(&t->ids);
+		afd_slab_destroy(&t->slab);
 		memset(t, 0, sizeof(*t));
 		return -ENOMEM;
 	}
@@ -247,6 +320,7 @@ void afd_nodes_destroy(struct afd_nodes *t)
 	free(t->src_tab);
 	free(t->nid_tab);
 	afd_idmap_destroy(&t->ids);
+	afd_slab_destroy(&t->slab);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
@@ -306,7 +380,8 @@ static struct afd_node *find_locked(struct afd_nodes *t, uint64_t key,
 {
 	for (struct afd_node *n = t->id_tab[key & (t->nbuckets - 1)]; n;
 	     n = n->id_next)
-		if (n->key == key && n->kind == kind && n->entry == e &&
+		if (n->key == (uint32_t)key && n->kind == kind &&
+		    n->entry == e &&
 		    n->version == version && n->sub == sub &&
 		    str_eq(n->path, path) &&
 		    str_eq(n->member, member))
@@ -342,7 +417,7 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 		pthread_mutex_unlock(&t->lock);
 		return n;
 	}
-	struct afd_node *fresh = node_new(kind, e, path, member, version, sub,
+	struct afd_node *fresh = node_new(t, kind, e, path, member, version, sub,
 					  parent, name);
 	if (!fresh) {
 		pthread_mutex_unlock(&t->lock);
@@ -352,7 +427,7 @@ struct afd_node *afd_nodes_get_sub(struct afd_nodes *t, enum afd_nkind kind,
 		.kind = (uint8_t)kind, .entry = (uint8_t)e, .sub = sub,
 		.version = version, .parent = parent,
 		.dev = (uint64_t)src->st_dev, .ino = (uint64_t)src->st_ino,
-		.path = path, .member = member, .name = fresh->name,
+		.path = path, .member = member, .name = afd_node_name(fresh),
 	};
 	if (afd_idmap_issue(&t->ids, &want, &fresh->nodeid, &fresh->gen) < 0) {
 		pthread_mutex_unlock(&t->lock);
@@ -388,7 +463,7 @@ struct afd_node *afd_nodes_adopt(struct afd_nodes *t,
 			      rec->sub);
 	*created = 0;
 	*err = 0;
-	struct afd_node *fresh = node_new(kind, e, rec->path, rec->member,
+	struct afd_node *fresh = node_new(t, kind, e, rec->path, rec->member,
 					  rec->version, rec->sub, rec->parent,
 					  rec->name);
 	if (!fresh) {
@@ -487,7 +562,8 @@ static int push(struct afd_inval **v, size_t *n, size_t *cap, uint64_t nodeid,
 static int push_node(struct afd_nodes *t, struct afd_inval **v, size_t *n,
 		     size_t *cap, struct afd_node *node)
 {
-	return push(v, n, cap, afd_nodes_id(t, node), node->parent, node->name);
+	return push(v, n, cap, afd_nodes_id(t, node), node->parent,
+		    afd_node_name(node));
 }
 
 long afd_nodes_collect(struct afd_nodes *t, const char *path,
@@ -546,7 +622,7 @@ int afd_nodes_entry_of(struct afd_nodes *t, uint64_t nodeid, uint32_t gen,
 	struct afd_node *n = by_nodeid_locked(t, nodeid);
 	if (n && n->gen == gen && n->parent) {
 		*parent = n->parent;
-		*name = strdup(n->name);
+		*name = strdup(afd_node_name(n));
 		rc = *name ? 0 : -ENOMEM;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -556,24 +632,28 @@ int afd_nodes_entry_of(struct afd_nodes *t, uint64_t nodeid, uint32_t gen,
 int afd_nodes_sum_set(struct afd_nodes *t, struct afd_node *n,
 		      const struct afd_arrsum *sum)
 {
+	if (!has_sum_room(n->kind, n->member))
+		return -EINVAL;
+	/* packed outside the lock: the node's path never changes */
+	struct afd_arrsum_packed p;
+	bool fits = afd_arrsum_pack(&p, n->path, sum);
 	pthread_mutex_lock(&t->lock);
-	if (!n->sum)
-		n->sum = n->sum_inline ? (struct afd_arrsum *)(n + 1)
-				       : malloc(sizeof(*n->sum));
-	if (n->sum)
-		*n->sum = *sum;
-	bool ok = n->sum != NULL;
+	if (fits)
+		*sum_room(n) = p;
+	/* one that does not fit forgets the older version's too */
+	n->summed = fits;
 	pthread_mutex_unlock(&t->lock);
-	return ok ? 0 : -ENOMEM;
+	return fits ? 0 : -ERANGE;
 }
 
 void afd_nodes_range_set(struct afd_node *n, uint64_t off, uint64_t len)
 {
-	if (__atomic_load_n(&n->ranged, __ATOMIC_ACQUIRE))
+	struct afd_node_io *io = afd_node_io(n);
+	if (!io || __atomic_load_n(&n->ranged, __ATOMIC_ACQUIRE))
 		return;
 	/* racing setters store the same numbers: the node's version fixes them */
-	__atomic_store_n(&n->range_off, off, __ATOMIC_RELAXED);
-	__atomic_store_n(&n->range_len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&io->range_off, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&io->range_len, len, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->ranged, true, __ATOMIC_RELEASE);
 }
 
@@ -582,19 +662,23 @@ bool afd_nodes_range_get(const struct afd_node *n, uint64_t *off,
 {
 	if (!__atomic_load_n(&n->ranged, __ATOMIC_ACQUIRE))
 		return false;
-	*off = __atomic_load_n(&n->range_off, __ATOMIC_RELAXED);
-	*len = __atomic_load_n(&n->range_len, __ATOMIC_RELAXED);
+	const struct afd_node_io *io = afd_node_io(n);
+	*off = __atomic_load_n(&io->range_off, __ATOMIC_RELAXED);
+	*len = __atomic_load_n(&io->range_len, __ATOMIC_RELAXED);
 	return true;
 }
 
 bool afd_nodes_sum_get(struct afd_nodes *t, const struct afd_node *n,
 		       struct afd_arrsum *out)
 {
+	struct afd_arrsum_packed p;
 	pthread_mutex_lock(&t->lock);
-	bool got = n->sum != NULL;
+	bool got = n->summed;
 	if (got)
-		*out = *n->sum;
+		p = *sum_room(n);
 	pthread_mutex_unlock(&t->lock);
+	if (got)
+		afd_arrsum_unpack(out, n->path, &p);
 	return got;
 }
 
@@ -603,12 +687,15 @@ bool afd_nodes_sum_of_path(struct afd_nodes *t, const char *path,
 {
 	/* an array folder of a source file: entry, version and sub 0 */
 	uint64_t key = key_of(NK_ARRAY, AE_NONE, path, NULL, 0, 0);
+	struct afd_arrsum_packed p;
 	pthread_mutex_lock(&t->lock);
 	struct afd_node *n = find_locked(t, key, NK_ARRAY, AE_NONE, path, NULL,
 					 0, 0);
-	bool got = n && n->sum;
+	bool got = n && n->summed;
 	if (got)
-		*out = *n->sum;
+		p = *sum_room(n);
 	pthread_mutex_unlock(&t->lock);
+	if (got)
+		afd_arrsum_unpack(out, path, &p);
 	return got;
 }

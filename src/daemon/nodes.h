@@ -4,9 +4,10 @@
  *
  * Invariants:
  *  - A node's identity (kind, entry, path, member, version, sub) and its
- *    parent/name are immutable; only nlookup, served_gen and openless change
- *    (nlookup under the table lock, served_gen atomically, openless under the
- *    open-less set's lock).
+ *    parent/name are immutable; only nlookup, the summary, served_gen,
+ *    openless and the range change (nlookup and the summary under the table
+ *    lock, served_gen and the range atomically, openless under the
+ *    open-less set's lock; the last three in afd_node_io).
  *  - A node that serves bytes (plain file, npz member, array entry) is one
  *    version of its source: the version is part of its identity, so a
  *    source that changed gets a new nodeid at its next lookup, and the old
@@ -36,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "idmap.h"
+#include "slab.h"
 
 struct afd_openless;
 
@@ -100,31 +102,35 @@ enum afd_entry {
 #define AFD_NKIND_LAST NK_ZGAFILE
 #define AFD_ENTRY_LAST AE_ZGA_ZCHUNK
 
-struct afd_node {
-	uint64_t nodeid;       /* what the kernel calls it (FUSE_ROOT_ID: root) */
-	uint64_t ino;
-	uint64_t key;
-	uint64_t nlookup;
-	uint64_t parent;       /* parent nodeid, 0 for the root */
-	uint64_t version;      /* source version served, 0 for folders */
+/* What only a node that serves bytes keeps (afd_node_serves): in its
+ * block, right before the node (afd_node_io). */
+struct afd_node_io {
 	uint64_t served_gen;   /* source version last opened (keep_cache) */
 	struct afd_openless *openless; /* its handle for open-less reads
-					* (openless.h) */
-	/* the strings live in the node's own block (node_new); name points
-	 * into path when it is path's last component */
-	char *path;            /* source-relative path ("." = the root folder) */
-	char *member;          /* npz member name or folder prefix, else NULL */
-	char *name;            /* the name in the parent */
-	uint64_t sub;          /* AE_ZCHUNK: the chunk index, else 0 */
-	/* NK_ARRAY of a .npy/.ra file: what a lookup of its entries needs
-	 * from the version last resolved (srcfile.h), under the lock, or NULL */
-	struct afd_arrsum *sum;
+					* (openless.h), under that set's lock */
 	/* `data` of a .npy/.ra file whose bytes are one unchanged range of
 	 * the source in this node's version: its first read opens the file
 	 * and serves the range, no parse (afd_nodes_range_*) */
 	uint64_t range_off, range_len;
+};
+
+/*
+ * A listing keeps a node per name (a million in one folder), so a node is
+ * one block holding only what every kind needs: what some kinds keep goes
+ * in a tail before it (a serving node's afd_node_io; an array folder's
+ * packed summary, arrsum.h), its strings after it (path; then the name
+ * unless it is path's last component; then the member). The name and
+ * st_ino are found (afd_node_name, afd_node_ino), not kept.
+ */
+struct afd_node {
+	uint64_t nodeid;       /* its id for the kernel (root: FUSE_ROOT_ID) */
+	uint64_t nlookup;
+	uint64_t parent;       /* parent nodeid, 0 for the root */
+	uint64_t version;      /* source version served, 0 for folders */
+	uint64_t sub;          /* AE_ZCHUNK: the chunk index, else 0 */
+	char *member;          /* npz member name or folder prefix, else NULL */
 	struct afd_node *id_next, *src_next, *nid_next;
-	/* the small fields last, packed: a listing keeps a node per name */
+	uint32_t key;          /* the identity's hash (key_of), its low bits */
 	uint32_t gen;          /* its generation (0 for the root) */
 	int wd;                /* inotify watch of an NK_DIR, or -1 */
 	enum afd_nkind kind : 8;
@@ -132,8 +138,22 @@ struct afd_node {
 	bool watched;          /* every change to what it shows is pushed to
 				* the kernel (else it is cached briefly) */
 	bool ranged;           /* atomic: set (release) after the range */
-	bool sum_inline;       /* sum, once set, is in the node's own block */
+	bool summed;           /* its packed summary is set (under the lock) */
+	bool name_in_path;     /* its name is path's last component, else
+				* it follows path (afd_node_name) */
+	bool in_slab;          /* its block is a cell of the table's slab */
+	char path[];           /* source-relative path ("." = the root) */
 };
+
+/** Whether nodes of kind @p k serve bytes (files; not folders or links):
+ * only those have an afd_node_io. */
+bool afd_node_serves(enum afd_nkind k);
+/** The serving state of @p n, or NULL for a folder or a link. */
+struct afd_node_io *afd_node_io(const struct afd_node *n);
+/** The name of @p n in its parent folder. */
+const char *afd_node_name(const struct afd_node *n);
+/** The st_ino of @p n (afd_ino_of_sub of its identity). */
+uint64_t afd_node_ino(const struct afd_node *n);
 
 struct afd_nodes {
 	pthread_mutex_t lock;
@@ -142,6 +162,7 @@ struct afd_nodes {
 	size_t nbuckets, count;
 	size_t freed;          /* nodes freed since afd_nodes_trim_due said so */
 	struct afd_idmap ids;  /* every id issued, and what it names */
+	struct afd_slab slab;  /* the nodes' blocks, but long ones (slab.h) */
 };
 
 /* Nodes freed between two returns of the heap's free memory to the

@@ -42,7 +42,7 @@ static void lru_push_front(struct afd_openless_set *s, struct afd_openless *b)
 static void unbind_locked(struct afd_openless_set *s, struct afd_openless *b)
 {
 	lru_unlink(s, b);
-	b->node->openless = NULL;
+	afd_node_io(b->node)->openless = NULL;
 	b->node = NULL;
 }
 
@@ -77,9 +77,11 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	struct afd_openless_set *s = &c->openless;
 	const struct afd_limits *lim = &c->opts.limits;
 	struct afd_openless *victims = NULL;
+	/* only a serving node gets here: its handle opened */
+	struct afd_node_io *io = afd_node_io(n);
 	pthread_mutex_lock(&s->lock);
-	if (n->openless) {
-		struct afd_handle *theirs = n->openless->h;
+	if (io->openless) {
+		struct afd_handle *theirs = io->openless->h;
 		afd_handle_hold(theirs);
 		pthread_mutex_unlock(&s->lock);
 		afd_handle_close(h);
@@ -92,7 +94,7 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	b->cost = afd_handle_cost(h);
 	b->shared = afd_handle_cost_shared(h);
 	b->used_ms = now;
-	n->openless = b;
+	io->openless = b;
 	lru_push_front(s, b);
 	afd_handle_hold(h);
 	/* over the count: the least recently read go, whatever they hold */
@@ -122,8 +124,8 @@ static struct afd_handle *bind(struct afd_ctx *c, struct afd_node *n,
 	if (cost)
 		afd_log(&c->log, AFD_LOG_DEBUG, "keeping %zu MiB of decoded data "
 			"for %s%s%s/%s (%zu MiB in all)", cost >> 20, n->path,
-			n->member ? "/" : "", n->member ? n->member : "", n->name,
-			held >> 20);
+			n->member ? "/" : "", n->member ? n->member : "",
+			afd_node_name(n), held >> 20);
 	return h;
 }
 
@@ -135,8 +137,10 @@ int afd_openless_get(struct afd_ctx *c, struct afd_node *n,
 	afd_failure_clear(why);
 	if (opened)
 		*opened = false;
+	/* a folder or link has none: its open below says what it is */
+	struct afd_node_io *io = afd_node_io(n);
 	pthread_mutex_lock(&s->lock);
-	struct afd_openless *b = n->openless;
+	struct afd_openless *b = io ? io->openless : NULL;
 	if (b) {
 		if (s->lru.next != b) {
 			lru_unlink(s, b);
@@ -185,18 +189,22 @@ void afd_openless_offer(struct afd_ctx *c, struct afd_node *n,
 bool afd_openless_attr(struct afd_openless_set *s, struct afd_node *n,
 		    struct stat *st)
 {
+	const struct afd_node_io *io = afd_node_io(n);
 	pthread_mutex_lock(&s->lock);
-	bool bound = n->openless != NULL;
+	bool bound = io && io->openless != NULL;
 	if (bound)
-		*st = *afd_handle_attr(n->openless->h);
+		*st = *afd_handle_attr(io->openless->h);
 	pthread_mutex_unlock(&s->lock);
 	return bound;
 }
 
 void afd_openless_unbind(struct afd_openless_set *s, struct afd_node *n)
 {
+	struct afd_node_io *io = afd_node_io(n);
+	if (!io)
+		return;
 	pthread_mutex_lock(&s->lock);
-	struct afd_openless *b = n->openless;
+	struct afd_openless *b = io->openless;
 	if (b)
 		unbind_locked(s, b);
 	pthread_mutex_unlock(&s->lock);

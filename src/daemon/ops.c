@@ -187,7 +187,8 @@ static void bind_looked_up(struct afd_ctx *c, struct afd_node *n, int fd,
 	struct afd_handle *h;
 	/* a hint (bind decides under its lock): a node read before keeps
 	 * the handle it has */
-	if (__atomic_load_n(&n->openless, __ATOMIC_RELAXED))
+	struct afd_node_io *io = afd_node_io(n);
+	if (!io || __atomic_load_n(&io->openless, __ATOMIC_RELAXED))
 		close(fd);
 	else if (afd_handle_adopt_range(c, n, fd, st, &h) == 0)
 		afd_openless_offer(c, n, h);

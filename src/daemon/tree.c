@@ -27,8 +27,8 @@ static const char *const entry_suffix[AE_COUNT] = {
 
 struct afd_id afd_id_of(const struct afd_node *n)
 {
-	return (struct afd_id){ n->kind, n->entry, n->path, n->member, n->name,
-				n->sub };
+	return (struct afd_id){ n->kind, n->entry, (char *)n->path, n->member,
+				afd_node_name(n), n->sub };
 }
 
 bool afd_entry_is_text(enum afd_entry e)
@@ -54,10 +54,11 @@ void afd_id_free(struct afd_id *id)
 const char *afd_array_dirname(const struct afd_node *n)
 {
 	/* `.stack/` is an array directory with B = stack */
-	if (n->kind == NK_ARRAY && strcmp(n->name, AFD_STACK_NAME) == 0)
+	const char *name = afd_node_name(n);
+	if (n->kind == NK_ARRAY && strcmp(name, AFD_STACK_NAME) == 0)
 		return AFD_STACK_NAME + 1;
-	if (n->name[0])
-		return n->name;
+	if (name[0])
+		return name;
 	const char *s = strrchr(n->path, '/');
 	return s ? s + 1 : n->path;
 }

@@ -254,7 +254,7 @@ struct afd_handle *aftd_open(struct afd_ctx *c, struct afd_node *n)
 	struct afd_handle *h = NULL;
 	bool keep_cache;
 	int rc = afd_handle_open(c, n, O_RDONLY, &h, &keep_cache, NULL);
-	ck_assert_msg(rc == 0, "open of %s (%s): %s", n->name, n->path,
+	ck_assert_msg(rc == 0, "open of %s (%s): %s", afd_node_name(n), n->path,
 		      strerror(-rc));
 	return h;
 }

@@ -64,8 +64,8 @@ START_TEST(version_is_identity_but_not_inode_number)
 	struct afd_node *v1 = get(NK_ENTRY, AE_DATA, "a.npy", NULL, 11, NULL);
 	struct afd_node *v2 = get(NK_ENTRY, AE_DATA, "a.npy", NULL, 12, NULL);
 	ck_assert_ptr_ne(v1, v2);
-	ck_assert_uint_eq(v1->ino, v2->ino);
-	ck_assert_uint_eq(v1->ino, afd_ino_of("a.npy", NULL, AE_DATA));
+	ck_assert_uint_eq(afd_node_ino(v1), afd_node_ino(v2));
+	ck_assert_uint_eq(afd_node_ino(v1), afd_ino_of("a.npy", NULL, AE_DATA));
 	/* the old version keeps its node and id while the kernel holds it */
 	ck_assert_ptr_eq(get(NK_ENTRY, AE_DATA, "a.npy", NULL, 11, NULL), v1);
 	ck_assert_uint_eq(v1->nlookup, 2);
@@ -79,7 +79,7 @@ START_TEST(kind_is_identity_but_not_inode_number)
 	struct afd_node *f = get(NK_FILE, AE_NONE, "x.npy", NULL, 0, NULL);
 	struct afd_node *d = get(NK_ARRAY, AE_NONE, "x.npy", NULL, 0, NULL);
 	ck_assert_ptr_ne(f, d);
-	ck_assert_uint_eq(f->ino, d->ino);
+	ck_assert_uint_eq(afd_node_ino(f), afd_node_ino(d));
 }
 END_TEST
 
@@ -140,7 +140,7 @@ START_TEST(a_listed_array_folder_is_found_by_its_path_while_it_lives)
 {
 	struct afd_arrsum sum, got;
 	memset(&sum, 0, sizeof(sum));
-	sum.key = 42;
+	sum.key = afd_ident_key("d/a.npy", &sum.id);
 	sum.size[AE_DATA] = 784;
 	/* nothing remembered: no node, then a node with no summary */
 	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
@@ -148,13 +148,15 @@ START_TEST(a_listed_array_folder_is_found_by_its_path_while_it_lives)
 	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
 	ck_assert_int_eq(afd_nodes_sum_set(&t, a, &sum), 0);
 	ck_assert(afd_nodes_sum_of_path(&t, "d/a.npy", &got));
-	ck_assert_uint_eq(got.key, 42);
+	ck_assert_uint_eq(got.key, sum.key);
 	ck_assert_uint_eq(got.size[AE_DATA], 784);
 	/* only the array folder of that source file: not another path, nor
-	 * an npz member's folder of the same path */
+	 * an npz member's folder of the same path (which has no room: its
+	 * lookups go through the archive's parse) */
 	ck_assert(!afd_nodes_sum_of_path(&t, "d/b.npy", &got));
 	struct afd_node *m = get(NK_ARRAY, AE_NONE, "d/z.npz", "k", 0, NULL);
-	ck_assert_int_eq(afd_nodes_sum_set(&t, m, &sum), 0);
+	ck_assert_int_lt(afd_nodes_sum_set(&t, m, &sum), 0);
+	ck_assert(!afd_nodes_sum_get(&t, m, &got));
 	ck_assert(!afd_nodes_sum_of_path(&t, "d/z.npz", &got));
 	/* forgotten: nothing is found, and a new node remembers nothing */
 	ck_assert_ptr_eq(afd_nodes_forget(&t, a, 1), a);
@@ -162,6 +164,106 @@ START_TEST(a_listed_array_folder_is_found_by_its_path_while_it_lives)
 	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
 	get(NK_ARRAY, AE_NONE, "d/a.npy", NULL, 0, NULL);
 	ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
+}
+END_TEST
+
+/* A summary as a parse of a 4x4 uint8 .npy makes it (afd_arrsum_of). */
+static void npy_sum(struct afd_arrsum *sum, const char *path)
+{
+	memset(sum, 0, sizeof(*sum));
+	sum->id.dev = 0x803;
+	sum->id.ino = 0x123456789abcULL;
+	sum->id.size = 144;
+	sum->id.mtim = (struct timespec){ 1764400000, 999999999 };
+	sum->id.ctim = (struct timespec){ (1LL << 34) - 1, 7 };
+	sum->key = afd_ident_key(path, &sum->id);
+	uint64_t sizes[AE_COUNT] = { [AE_DATA] = 16, [AE_SHAPE] = 5,
+		[AE_DTYPE] = 4, [AE_HEADER] = 61, [AE_NPY] = 144,
+		[AE_RA] = 64 };
+	for (int e = 0; e < AE_COUNT; e++) {
+		sum->size[e] = sizes[e];
+		if (sizes[e])
+			sum->has |= 1u << e;
+	}
+	sum->data_plain = true;
+	sum->data_src_off = 128;
+}
+
+START_TEST(a_summary_is_kept_exactly_or_not_at_all)
+{
+	struct afd_arrsum sum, got;
+	struct afd_node *a = get(NK_ARRAY, AE_NONE, "d/a.npy", NULL, 0, NULL);
+	npy_sum(&sum, "d/a.npy");
+	ck_assert_int_eq(afd_nodes_sum_set(&t, a, &sum), 0);
+	ck_assert(afd_nodes_sum_get(&t, a, &got));
+	ck_assert_mem_eq(&got, &sum, sizeof(sum));
+	/* B.npy absent (size 0) and a data of more than 4 GiB still fit */
+	sum.size[AE_NPY] = 0;
+	sum.has &= ~(1u << AE_NPY);
+	sum.size[AE_DATA] = 5ULL << 32;
+	sum.size[AE_RA] = sum.size[AE_DATA] + 64;
+	ck_assert_int_eq(afd_nodes_sum_set(&t, a, &sum), 0);
+	ck_assert(afd_nodes_sum_get(&t, a, &got));
+	ck_assert_mem_eq(&got, &sum, sizeof(sum));
+	/* what does not fit is not remembered, nor is the older version:
+	 * the lookups parse (a device past 32 bits, a long header text, a
+	 * key that is not the path's, a header of 64 KiB, data 4 GiB into
+	 * the file, a time before 1970, one after 2514) */
+	struct afd_arrsum bad[7];
+	for (int i = 0; i < 7; i++)
+		npy_sum(&bad[i], "d/a.npy");
+	bad[0].id.dev = 1ULL << 40;
+	bad[1].size[AE_HEADER] = 70000;
+	bad[2].key ^= 1;
+	bad[3].size[AE_NPY] = bad[3].size[AE_DATA] + 65535;
+	bad[4].data_src_off = 4ULL << 30;
+	bad[5].id.mtim.tv_sec = -1;
+	bad[6].id.ctim.tv_sec = 1LL << 34;
+	for (int i = 0; i < 7; i++) {
+		if (i != 2)
+			bad[i].key = afd_ident_key("d/a.npy", &bad[i].id);
+		ck_assert_int_eq(afd_nodes_sum_set(&t, a, &sum), 0);
+		ck_assert_int_lt(afd_nodes_sum_set(&t, a, &bad[i]), 0);
+		ck_assert_msg(!afd_nodes_sum_get(&t, a, &got), "case %d", i);
+		ck_assert(!afd_nodes_sum_of_path(&t, "d/a.npy", &got));
+	}
+}
+END_TEST
+
+START_TEST(only_serving_nodes_have_serving_state)
+{
+	struct afd_node *f = get(NK_FILE, AE_NONE, "a.txt", NULL, 1, NULL);
+	struct afd_node *e = get(NK_ENTRY, AE_DATA, "a.npy", NULL, 2, NULL);
+	struct afd_node *d = get(NK_DIR, AE_NONE, "sub", NULL, 0, NULL);
+	struct afd_node *a = get(NK_ARRAY, AE_NONE, "a.npy", NULL, 0, NULL);
+	ck_assert_ptr_nonnull(afd_node_io(f));
+	ck_assert_ptr_nonnull(afd_node_io(e));
+	ck_assert_ptr_null(afd_node_io(d));
+	ck_assert_ptr_null(afd_node_io(a));
+	uint64_t off, len;
+	ck_assert(!afd_nodes_range_get(e, &off, &len));
+	afd_nodes_range_set(e, 128, 16);
+	afd_nodes_range_set(a, 1, 2);   /* no room: nothing */
+	ck_assert(afd_nodes_range_get(e, &off, &len));
+	ck_assert_uint_eq(off, 128);
+	ck_assert_uint_eq(len, 16);
+	ck_assert(!afd_nodes_range_get(a, &off, &len));
+	ck_assert_str_eq(e->path, "a.npy");
+	ck_assert_str_eq(afd_node_name(e), "a.npy");
+	/* a name that is not the path's last component is kept after it */
+	int created;
+	struct stat st = { .st_dev = 1, .st_ino = 2 };
+	struct afd_node *b = afd_nodes_get(&t, NK_ENTRY, AE_NPY, "d/a.npy",
+					   "k.npy", 2, ROOT_ID, "B.npy", &st,
+					   &created);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_str_eq(afd_node_name(b), "B.npy");
+	ck_assert_str_eq(b->member, "k.npy");
+	struct afd_node *l = afd_nodes_get(&t, NK_DIR, AE_NONE, "d/sub",
+					   NULL, 0, ROOT_ID, "sub", &st,
+					   &created);
+	ck_assert_str_eq(afd_node_name(l), "sub");
+	ck_assert_str_eq(afd_node_name(t.root), "");
 }
 END_TEST
 
@@ -343,9 +445,9 @@ START_TEST(a_changed_source_gives_new_nodes_with_the_same_inode_numbers)
 	ck_assert_ptr_ne(d2, d1);
 	ck_assert_ptr_ne(t2, t1);
 	ck_assert_uint_ne(d2->version, d1->version);
-	ck_assert_uint_eq(d2->ino, d1->ino);
-	ck_assert_uint_eq(t2->ino, t1->ino);
-	ck_assert_uint_eq(st.st_ino, d1->ino);
+	ck_assert_uint_eq(afd_node_ino(d2), afd_node_ino(d1));
+	ck_assert_uint_eq(afd_node_ino(t2), afd_node_ino(t1));
+	ck_assert_uint_eq(st.st_ino, afd_node_ino(d1));
 	ck_assert_int_eq(st.st_size, 20);
 	/* the old nodes keep their ids until the kernel forgets them */
 	ck_assert_ptr_eq(afd_nodes_from_id(&c.nodes, afd_nodes_id(&c.nodes, d1)), d1);
@@ -371,6 +473,8 @@ static Suite *nodes_suite(void)
 	tcase_add_test(tc, forget_counts_down_and_unlinks_at_zero);
 	tcase_add_test(tc, forget_of_more_than_counted_or_of_nothing_is_harmless);
 	tcase_add_test(tc, a_listed_array_folder_is_found_by_its_path_while_it_lives);
+	tcase_add_test(tc, a_summary_is_kept_exactly_or_not_at_all);
+	tcase_add_test(tc, only_serving_nodes_have_serving_state);
 	tcase_add_test(tc, many_nodes_grow_the_table_and_keep_their_ids);
 	tcase_add_test(tc, a_trim_is_due_once_each_time_enough_nodes_are_freed);
 	tcase_add_test(tc, a_trim_is_due_when_most_of_the_table_was_freed);

@@ -56,15 +56,17 @@ START_TEST(at_most_the_limit_stay_bound_least_recently_read_first_out)
 	read_node(n[0]);          /* n0 is the most recent again */
 	read_node(n[3]);
 	ck_assert_uint_eq(c.openless.count, 3);
-	ck_assert_ptr_nonnull(n[0]->openless);
-	ck_assert_ptr_null(n[1]->openless);
+	ck_assert_ptr_nonnull(afd_node_io(n[0])->openless);
+	ck_assert_ptr_null(afd_node_io(n[1])->openless);
 	read_node(n[4]);
-	ck_assert_ptr_null(n[2]->openless);
-	ck_assert(n[0]->openless && n[3]->openless && n[4]->openless);
+	ck_assert_ptr_null(afd_node_io(n[2])->openless);
+	ck_assert(afd_node_io(n[0])->openless &&
+		  afd_node_io(n[3])->openless &&
+		  afd_node_io(n[4])->openless);
 	/* closed is made again when read again */
 	read_node(n[1]);
-	ck_assert_ptr_nonnull(n[1]->openless);
-	ck_assert_ptr_null(n[0]->openless);
+	ck_assert_ptr_nonnull(afd_node_io(n[1])->openless);
+	ck_assert_ptr_null(afd_node_io(n[0])->openless);
 	ck_assert_uint_eq(c.openless.count, 3);
 }
 END_TEST
@@ -115,23 +117,27 @@ START_TEST(decoded_data_is_given_up_only_by_handles_idle_long_enough)
 	clk.now_ms = t0 + 999;
 	read_node(z[3]);
 	ck_assert_uint_eq(c.openless.bytes, 4 * U);   /* 999 ms is not idle */
-	ck_assert(z[0]->openless && z[1]->openless && z[2]->openless);
+	ck_assert(afd_node_io(z[0])->openless &&
+		  afd_node_io(z[1])->openless &&
+		  afd_node_io(z[2])->openless);
 
 	clk.now_ms = t0 + 1000;
 	read_node(z[0]);                            /* read again: spared */
 	read_node(z[4]);
 	/* z1 and z2 were idle, oldest first; z3 was read 1 ms ago */
-	ck_assert_ptr_null(z[1]->openless);
-	ck_assert_ptr_null(z[2]->openless);
-	ck_assert(z[0]->openless && z[3]->openless && z[4]->openless);
+	ck_assert_ptr_null(afd_node_io(z[1])->openless);
+	ck_assert_ptr_null(afd_node_io(z[2])->openless);
+	ck_assert(afd_node_io(z[0])->openless &&
+		  afd_node_io(z[3])->openless &&
+		  afd_node_io(z[4])->openless);
 	ck_assert_uint_eq(c.openless.bytes, 3 * U);
 
 	clk.now_ms = t0 + 2000;
 	read_node(z[5]);
 	/* z3 then z0 go, and the budget is met: z4 stays */
-	ck_assert_ptr_null(z[3]->openless);
-	ck_assert_ptr_null(z[0]->openless);
-	ck_assert(z[4]->openless && z[5]->openless);
+	ck_assert_ptr_null(afd_node_io(z[3])->openless);
+	ck_assert_ptr_null(afd_node_io(z[0])->openless);
+	ck_assert(afd_node_io(z[4])->openless && afd_node_io(z[5])->openless);
 	ck_assert_uint_eq(c.openless.bytes, 2 * U);
 	ck_assert_uint_eq(c.openless.count, 2);
 }
@@ -152,8 +158,8 @@ START_TEST(a_read_renews_the_idle_window)
 	clk.now_ms = t0 + 1500;
 	read_node(z2);
 	/* z1 was idle and goes; z0, read 500 ms ago, stays over the budget */
-	ck_assert_ptr_null(z1->openless);
-	ck_assert(z0->openless && z2->openless);
+	ck_assert_ptr_null(afd_node_io(z1)->openless);
+	ck_assert(afd_node_io(z0)->openless && afd_node_io(z2)->openless);
 	ck_assert_uint_eq(c.openless.bytes, 2 * U);
 }
 END_TEST
@@ -179,8 +185,10 @@ START_TEST(handles_that_decode_nothing_cost_nothing)
 	read_node(znpy);
 	ck_assert_uint_eq(c.openless.bytes, U);
 	read_node(aftd_must(&c, z, "data"));
-	ck_assert_ptr_null(znpy->openless);
-	ck_assert(zra->openless && zshape->openless && adata->openless);
+	ck_assert_ptr_null(afd_node_io(znpy)->openless);
+	ck_assert(afd_node_io(zra)->openless &&
+		  afd_node_io(zshape)->openless &&
+		  afd_node_io(adata)->openless);
 	ck_assert_uint_eq(c.openless.bytes, U);
 }
 END_TEST
@@ -206,7 +214,7 @@ START_TEST(a_bound_handle_serves_its_nodes_version)
 	/* changed before its first read: EIO, and the next lookup is new */
 	struct afd_handle *h = NULL;
 	ck_assert_int_eq(afd_openless_get(&c, b, &h, NULL, NULL), -EIO);
-	ck_assert_ptr_null(b->openless);
+	ck_assert_ptr_null(afd_node_io(b)->openless);
 	struct afd_node *b2 = aftd_must(&c, aftd_must(&c, c.nodes.root, "b.npy"),
 					"data");
 	ck_assert_ptr_ne(b2, b);
