@@ -176,7 +176,7 @@ static int open_zarr_group_text(struct afd_ctx *c, struct afd_node *n,
 	af_status st = AF_OK;
 	if (zmeta) {
 		rc = afd_zarr_group_zmetadata(c, n->path, n->member, &h->text,
-					  &h->tlen);
+					  &h->tlen, NULL);
 		if (rc == 0 && afd_zarr_group_doc_key(h->text, h->tlen) != n->version)
 			rc = -ESTALE;
 	} else {

@@ -57,10 +57,20 @@ void afd_zarr_folder_put(struct afd_zarr_folder *f)
 		folder_free(f);
 }
 
+static void doc_drop_locked(struct afd_zarr_groups *z)
+{
+	free(z->doc);
+	free(z->doc_loc.path);
+	free(z->doc_loc.prefix);
+	z->doc = z->doc_loc.path = z->doc_loc.prefix = NULL;
+	z->doc_len = 0;
+}
+
 void afd_zarr_groups_destroy(struct afd_zarr_groups *z)
 {
 	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
 		afd_zarr_folder_put(z->slot[i]);
+	doc_drop_locked(z);
 	pthread_mutex_destroy(&z->lock);
 }
 
@@ -72,6 +82,7 @@ void afd_zarr_groups_shed(struct afd_zarr_groups *z)
 		gone[i] = z->slot[i];
 		z->slot[i] = NULL;
 	}
+	doc_drop_locked(z);
 	pthread_mutex_unlock(&z->lock);
 	for (unsigned i = 0; i < AFD_ZARR_GROUP_CACHED; i++)
 		afd_zarr_folder_put(gone[i]);
@@ -592,9 +603,60 @@ static af_status walk_once(struct afd_ctx *c, struct afd_zarr_group_loc *root,
 	return st;
 }
 
-int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
-			 const char *prefix, char **doc, size_t *len)
+void afd_zarr_group_zmetadata_keep(struct afd_ctx *c, const char *path,
+				   const char *prefix, char *doc, size_t len,
+				   uint64_t gen)
 {
+	struct afd_zarr_groups *z = &c->zarr_groups;
+	char *p = strdup(path), *x = prefix ? strdup(prefix) : NULL;
+	if (!p || (prefix && !x)) {   /* not kept: the open walks again */
+		free(p);
+		free(x);
+		free(doc);
+		return;
+	}
+	pthread_mutex_lock(&z->lock);
+	doc_drop_locked(z);
+	z->doc_loc = (struct afd_zarr_group_loc){ p, x };
+	z->doc = doc;
+	z->doc_len = len;
+	z->doc_gen = gen;
+	z->doc_ms = afd_now_ms(c);
+	pthread_mutex_unlock(&z->lock);
+}
+
+/* The kept document of this group while fresh, taken; else false (and a
+ * stale one is dropped: nothing would take it). */
+static bool doc_take(struct afd_ctx *c, const char *path, const char *prefix,
+		     char **doc, size_t *len, uint64_t *gen)
+{
+	struct afd_zarr_groups *z = &c->zarr_groups;
+	bool took = false;
+	pthread_mutex_lock(&z->lock);
+	if (z->doc) {
+		bool fresh = z->doc_gen == z->gen &&
+			     afd_now_ms(c) < z->doc_ms + AFD_STACK_UNWATCHED_MS;
+		if (fresh && same_loc(&z->doc_loc, path, prefix)) {
+			*doc = z->doc;
+			*len = z->doc_len;
+			if (gen)
+				*gen = z->doc_gen;
+			z->doc = NULL;
+			took = true;
+		}
+		if (took || !fresh)
+			doc_drop_locked(z);
+	}
+	pthread_mutex_unlock(&z->lock);
+	return took;
+}
+
+int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
+			     const char *prefix, char **doc, size_t *len,
+			     uint64_t *walked_gen)
+{
+	if (doc_take(c, path, prefix, doc, len, walked_gen))
+		return 0;
 	struct afd_zarr_group_loc root = { (char *)path, (char *)prefix };
 	af_error err;
 	af_error_clear(&err);
@@ -604,8 +666,9 @@ int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
 	/* a walk during which the notifier saw a change may hold folders
 	 * of two versions of the tree: made again (a bounded number of
 	 * times: a tree that never stops changing gets its last walk) */
+	uint64_t gen = 0;
 	for (unsigned tries = 0; tries < AFD_ZARR_GROUP_WALK_TRIES; tries++) {
-		uint64_t gen = changes_seen(c);
+		gen = changes_seen(c);
 		free(text);
 		st = walk_once(c, &root, &text, &tlen, &err);
 		if (st != AF_OK || changes_seen(c) == gen)
@@ -617,6 +680,8 @@ int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
 	if (st == AF_OK) {
 		*doc = text;
 		*len = tlen;
+		if (walked_gen)
+			*walked_gen = gen;
 		return 0;
 	}
 	if (st == AF_E_NOMEM)

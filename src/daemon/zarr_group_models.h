@@ -88,6 +88,15 @@ struct afd_zarr_groups {
 	 * is exact; past it (no `.zmetadata` either) headers are read at
 	 * lookup. AF_ZARR_CONSOLIDATED_MAX_ARRAYS; set once, before use */
 	size_t judged_max;
+	/* the last `.zmetadata` a lookup sized, for the open that follows
+	 * (`cat` walks the tree once, not twice): its group, the document,
+	 * the generation it was walked in, when it was kept (its walk's
+	 * end, as a folder model's lifetime counts); at most
+	 * one, taken by an open, replaced by the next, dropped by shed */
+	struct afd_zarr_group_loc doc_loc;
+	char *doc;
+	size_t doc_len;
+	uint64_t doc_gen, doc_ms;
 };
 
 int afd_zarr_groups_init(struct afd_zarr_groups *z);
@@ -130,13 +139,24 @@ enum afd_zarr_judged afd_zarr_folder_judged(const struct afd_zarr_folder *f,
 					    const af_zarr_group_child *ch);
 
 /**
- * `.zmetadata` of the group at @p path / @p prefix, built now (again,
- * up to AFD_ZARR_GROUP_WALK_TRIES walks, while the notifier saw a change during
- * the walk): *doc malloc'd (the caller frees), *len its length.
- * Returns 0, -ENOENT (past AF_ZARR_CONSOLIDATED_MAX_ARRAYS arrays or
- * AF_ZARR_GROUP_MAX_DEPTH levels, logged once), -ENOMEM.
+ * `.zmetadata` of the group at @p path / @p prefix: the one kept by
+ * afd_zarr_group_zmetadata_keep while it is fresh (no change told since
+ * its walk began, at most AFD_STACK_UNWATCHED_MS old: as fresh as a
+ * folder model), else built now (again, up to AFD_ZARR_GROUP_WALK_TRIES
+ * walks, while the notifier saw a change during the walk): *doc malloc'd
+ * (the caller frees), *len its length, *gen (may be NULL) the generation
+ * of its walk. Returns 0, -ENOENT (past AF_ZARR_CONSOLIDATED_MAX_ARRAYS
+ * arrays or AF_ZARR_GROUP_MAX_DEPTH levels, logged once), -ENOMEM.
  */
 int afd_zarr_group_zmetadata(struct afd_ctx *c, const char *path,
-			 const char *prefix, char **doc, size_t *len);
+			     const char *prefix, char **doc, size_t *len,
+			     uint64_t *gen);
+/**
+ * Keep @p doc (taken: freed here or by whoever takes it), which a lookup
+ * has just sized, for the open that follows it; replaces the one kept.
+ */
+void afd_zarr_group_zmetadata_keep(struct afd_ctx *c, const char *path,
+				   const char *prefix, char *doc, size_t len,
+				   uint64_t gen);
 
 #endif /* ARRAYFS_DAEMON_ZARR_GROUP_MODELS_H */

@@ -105,14 +105,20 @@ static int size_group_file(struct afd_ctx *c, const struct afd_id *id,
 	char *text = NULL;
 	size_t len = 0;
 	if (id->entry == AE_ZG_ZMETA) {
+		uint64_t gen;
 		int rc = afd_zarr_group_zmetadata(c, id->path, id->member, &text,
-					      &len);
+					      &len, &gen);
 		if (rc < 0)
 			return rc;
 		r->zkey = afd_zarr_group_doc_key(text, len);
-	} else if (afd_zarr_group_text(id, NULL, &text, &len) != AF_OK) {
-		return -ENOMEM;
+		r->zsize = len;
+		/* the open that follows a lookup reads this one */
+		afd_zarr_group_zmetadata_keep(c, id->path, id->member, text, len,
+					      gen);
+		return 0;
 	}
+	if (afd_zarr_group_text(id, NULL, &text, &len) != AF_OK)
+		return -ENOMEM;
 	free(text);
 	r->zsize = len;
 	return 0;

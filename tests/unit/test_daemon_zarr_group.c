@@ -253,6 +253,49 @@ START_TEST(zmetadata_is_a_new_node_when_the_tree_changes)
 }
 END_TEST
 
+/* `cat .zmetadata`: the open reads the document its lookup sized, so the
+ * tree is walked once; only while that document is as fresh as a model. */
+START_TEST(zmetadata_open_reads_the_document_its_lookup_sized)
+{
+	aftd_write_npy(dir, "a.npy", 4, 0);
+	struct afd_node *m1 = zmeta();
+	/* an untold change right after the lookup: a second walk would see
+	 * it and find the node stale; the kept document is the node's */
+	aftd_write_npy(dir, "c.npy", 4, 0);
+	char *t = aftd_text_of(&c, m1);
+	ck_assert_ptr_nonnull(strstr(t, "\"a/.zarray\""));
+	ck_assert_ptr_null(strstr(t, "\"c/.zarray\""));
+	ck_assert_uint_eq(strlen(t), m1->sub);
+	free(t);
+	/* taken: the next open walks, sees c.npy, and says the node is stale */
+	struct afd_handle *h;
+	bool keep;
+	struct afd_failure why;
+	ck_assert_int_eq(afd_handle_open(&c, m1, 0, &h, &keep, &why), -ESTALE);
+	/* a change told between lookup and open: the kept one is refused */
+	clk.now_ms += AFD_STACK_UNWATCHED_MS;
+	struct afd_node *m2 = zmeta();
+	ck_assert_ptr_ne(m2, m1);
+	aftd_write_npy(dir, "d.npy", 4, 0);
+	afd_zarr_group_changed(&c);
+	ck_assert_int_eq(afd_handle_open(&c, m2, 0, &h, &keep, &why), -ESTALE);
+	/* one left past its lifetime is not read either */
+	struct afd_node *m3 = zmeta();
+	aftd_write_npy(dir, "e.npy", 4, 0);
+	clk.now_ms += AFD_STACK_UNWATCHED_MS;
+	ck_assert_int_eq(afd_handle_open(&c, m3, 0, &h, &keep, &why), -ESTALE);
+	/* shed drops it (ops.c after_forget) */
+	clk.now_ms += AFD_STACK_UNWATCHED_MS;
+	struct afd_node *m4 = zmeta();
+	ck_assert_ptr_nonnull(c.zarr_groups.doc);
+	afd_zarr_groups_shed(&c.zarr_groups);
+	ck_assert_ptr_null(c.zarr_groups.doc);
+	t = aftd_text_of(&c, m4);
+	ck_assert_ptr_nonnull(strstr(t, "\"e/.zarray\""));
+	free(t);
+}
+END_TEST
+
 START_TEST(an_untold_change_shows_after_the_models_lifetime)
 {
 	aftd_write_npy(dir, "a.npy", 4, 0);
@@ -400,6 +443,7 @@ static Suite *zarr_group_suite(void)
 	tc = tcase_create("versions");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, zmetadata_is_a_new_node_when_the_tree_changes);
+	tcase_add_test(tc, zmetadata_open_reads_the_document_its_lookup_sized);
 	tcase_add_test(tc, an_untold_change_shows_after_the_models_lifetime);
 	tcase_add_test(tc, a_newer_model_of_a_folder_takes_its_older_ones_slot);
 	tcase_add_test(tc, shed_models_are_built_again_and_one_held_stays_usable);
