@@ -116,11 +116,17 @@ static void source_replaced(struct afd_ctx *c, const char *path)
  * past 4 MiB goes back. Not lower: a read's copied reply (up to 1 MiB,
  * handle_read.c) mapped and unmapped each time made reads of a swapped
  * view 40 % slower (BENCHMARKS.md, walks and big folders).
+ * One arena: each worker and inflate thread's own arena kept the touched
+ * pages of its top (up to the trim threshold) after a walk, about 3 MiB
+ * of 4.6 after a 10,000-array group was read; with one, 3.0 in all, and
+ * deflated reads, chunk reads and `ds.load()` ran as fast (BENCHMARKS.md,
+ * Zarr groups): the daemon's allocations are per request, not per byte.
  */
 static void heap_setup(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	mallopt(M_TRIM_THRESHOLD, 4 << 20);
+	mallopt(M_ARENA_MAX, 1);
 }
 
 int afd_ctx_init(struct afd_ctx *c, const struct afd_opts *o)
