@@ -500,6 +500,12 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct afd_dir_ahead ahead = { NULL, 0, 0 };
 	if (plus && used > 0 && off != 0)
 		afd_dir_ahead_of(d, pr.n, &ahead);
+	/* what the walk ring needs of the folder's node is read before the
+	 * reply too: once the listing is sent, the kernel may forget the
+	 * folder and its node be freed at any moment (TSan saw a FORGET
+	 * free it while it was read after the reply) */
+	struct afd_walked_dir walked;
+	bool walk = off == 0 && afd_walked_of(pr.dir, &walked);
 	int sent = used < 0 ? fuse_reply_err(req, (int)-used) :
 		   fuse_reply_buf(req, buf, (size_t)used);
 	if (sent == -ENOENT || used < 0) {
@@ -508,8 +514,8 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 		for (size_t i = 0; i < pr.n; i++)
 			forget_one(c, pr.counted[i], 1);
 	}
-	if (used >= 0 && sent == 0 && off == 0)
-		afd_walked_listed(c, pr.dir);
+	if (used >= 0 && sent == 0 && walk)
+		afd_walked_listed(c, &walked);
 	free(pr.counted);
 	free(buf);
 	/* the reply is out: this thread is free to parse what comes next */

@@ -109,13 +109,19 @@ size_t afd_walked_take(struct afd_walked *w, struct afd_walked_dir *out,
 	return k;
 }
 
-void afd_walked_listed(struct afd_ctx *c, const struct afd_node *dir)
+bool afd_walked_of(const struct afd_node *dir, struct afd_walked_dir *out)
 {
 	/* an array folder's sub-tree is what a walk multiplies by 14; a
 	 * mirrored folder's entries are its own listing's, held as ls -l
 	 * holds them */
 	if (!dir || dir->kind != NK_ARRAY)
-		return;
-	if (afd_walked_add(&c->walked, dir->nodeid, dir->gen))
+		return false;
+	*out = (struct afd_walked_dir){ dir->nodeid, dir->gen };
+	return true;
+}
+
+void afd_walked_listed(struct afd_ctx *c, const struct afd_walked_dir *d)
+{
+	if (afd_walked_add(&c->walked, d->nodeid, d->gen))
 		afd_notify_kick(c);
 }

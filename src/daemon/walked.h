@@ -77,10 +77,17 @@ size_t afd_walked_take(struct afd_walked *w, struct afd_walked_dir *out,
 		       size_t n);
 
 /**
- * A listing of folder @p dir starts (offset 0) and was sent: an array
- * folder enters the ring, and the notifier is woken when it is past the
- * bound.
+ * Whether folder @p dir, about to be listed from offset 0, is one the ring
+ * keeps (an array folder); *@p out its id. Called before the listing's
+ * reply: once the reply is sent the kernel may forget @p dir, and its
+ * node be freed, at any moment.
  */
-void afd_walked_listed(struct afd_ctx *c, const struct afd_node *dir);
+bool afd_walked_of(const struct afd_node *dir, struct afd_walked_dir *out);
+
+/**
+ * The listing of folder @p d (afd_walked_of) was sent: it enters the ring,
+ * and the notifier is woken when the ring is past the bound.
+ */
+void afd_walked_listed(struct afd_ctx *c, const struct afd_walked_dir *d);
 
 #endif /* ARRAYFS_DAEMON_WALKED_H */
