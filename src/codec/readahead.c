@@ -173,9 +173,10 @@ void af_readahead_put(af_readahead *ra, af_head *h)
 	pthread_mutex_lock(&ra->lock);
 	ra->state[k] = SLOT_EMPTY;
 	ra->consumed = ra->idx[k] + 1;
-	/* workers wait for a whole batch of room */
+	/* workers wait for a whole batch of room: woken once, as it opens
+	 * (consumed grows by one a put), not at every put after */
 	if (ra->workers_wait && ra->next < ra->o.n &&
-	    ra->next + ra->o.batch <= ra->consumed + ra->nslots)
+	    ra->next + ra->o.batch == ra->consumed + ra->nslots)
 		pthread_cond_broadcast(&ra->room);
 	pthread_mutex_unlock(&ra->lock);
 }
