@@ -19,6 +19,7 @@
 #include "af_lz4.h"
 #include "af_sniff.h"
 #include "af_stack.h"
+#include "af_readahead.h"
 #include "af_zarr_group.h"
 
 #define ARRAYFS_VERSION "0.1.0"

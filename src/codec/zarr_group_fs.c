@@ -10,17 +10,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arrayfs/af_readahead.h"
 #include "arrayfs/af_zarr_group.h"
 #include "arrayfs/af_zip.h"
 #include "textbuf_i.h"
-#include "zarr_group_fs_i.h"
 #include "zarr_group_i.h"
+
+/* A folder's array files read ahead (af_readahead.h) on one thread, which
+ * overlaps the open, fstat, pread and close of each with the walk's own
+ * work (the parse, and arrayrefs' formatting): heads buffered at most,
+ * the fewest worth the thread, and how many are read between wakes (a
+ * wake is two system calls, as dear as a file's read). */
+#define FS_AHEAD_WORKERS 1u
+#define FS_AHEAD_WINDOW 64u
+#define FS_AHEAD_MIN 32u
+#define FS_AHEAD_BATCH 16u
+
+/* A parsed header and where its data lies: an npz member's (read when
+ * its folder is listed) or the one a folder read last for the walk. */
+typedef struct fs_header {
+	char *file;                /* relative to the top; NULL: no memory */
+	char *member;              /* in an npz: the member's name */
+	af_array array;
+	bool parsed;
+	af_zarr_fs_array where;
+} fs_header;
 
 typedef struct fs_walk {
 	char *top;        /* the walked path */
 	void (*left_out)(void *ctx, const char *path, af_zarr_group_left why);
 	void *left_ctx;
-	fs_head *head;    /* the walk's thread's file read, for its parse */
+	af_head head;     /* a file the walk's thread reads itself */
+	unsigned char head_buf[AF_HEAD_BYTES];
 } fs_walk;
 
 /* One entry: a name and what it is; entries[i] is made from items[i]. An
@@ -40,7 +61,9 @@ typedef struct fs_folder {
 	int dfd;          /* a folder's, while listed (array files open under it) */
 	textbuf names;    /* every item's name, each NUL-terminated */
 	fs_header read;   /* the array file's header read last */
-	fs_ahead *ahead;  /* while listed: its headers read ahead, or NULL */
+	af_readahead *ahead;   /* while listed: its headers read ahead, or NULL */
+	const char **ahead_names;  /* in the walk's order, the heads' names */
+	size_t ahead_n, ahead_next;   /* names, and the next one's index */
 	af_zarr_group_entry *entries;   /* while listed */
 	fs_item *items;
 	size_t n, cap;
@@ -88,7 +111,7 @@ static void folder_free(fs_folder *f)
 	free(f);
 }
 
-void zg_fs_header_free(fs_header *h)
+static void zg_fs_header_free(fs_header *h)
 {
 	if (!h)
 		return;
@@ -123,8 +146,11 @@ static fs_item *add_item(fs_folder *f, const char *name, size_t len)
 static void items_free(fs_folder *f)
 {
 	/* first: the thread reads under dfd, by the names */
-	fs_ahead_stop(f->ahead);
+	af_readahead_stop(f->ahead);
 	f->ahead = NULL;
+	free(f->ahead_names);
+	f->ahead_names = NULL;
+	f->ahead_n = f->ahead_next = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		zg_fs_header_free(f->items[i].header);
 		free(f->items[i].header);
@@ -152,40 +178,16 @@ static void set_file_stat(af_zarr_fs_array *where, const struct stat *sb)
 	where->file_ino = (uint64_t)sb->st_ino;
 }
 
-void zg_fs_head_read(fs_head *hd, int dfd, const char *path)
-{
-	hd->ok = false;
-	hd->have = 0;
-	hd->fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (hd->fd < 0)
-		return;
-	ssize_t have;
-	if (fstat(hd->fd, &hd->sb) == 0 && S_ISREG(hd->sb.st_mode) &&
-	    (have = pread(hd->fd, hd->head, sizeof(hd->head), 0)) >= 0) {
-		hd->ok = true;
-		hd->have = (size_t)have;
-		/* the parse reads nothing past the end: the fd is done */
-		if (hd->sb.st_size >= 0 && hd->have >= (uint64_t)hd->sb.st_size) {
-			close(hd->fd);
-			hd->fd = -1;
-		}
-	}
-}
-
-void zg_fs_head_parse(fs_header *h, fs_head *hd, const char *name)
+/* Parse the header of @p hd, the file named @p name, into @p h (its file
+ * set; left unparsed if the read or parse failed). */
+static void zg_fs_head_parse(fs_header *h, af_head *hd, const char *name)
 {
 	h->where.file = h->file;
-	if (hd->ok) {
-		af_prefix pre = { hd->fd, hd->head, hd->have };
-		af_source src;
-		af_source_init_prefix(&src, &pre, (uint64_t)hd->sb.st_size);
-		set_file_stat(&h->where, &hd->sb);
-		h->parsed = af_array_parse_named(name, &src, &h->array,
+	if (hd->err == 0 && S_ISREG(hd->st.st_mode)) {
+		set_file_stat(&h->where, &hd->st);
+		h->parsed = af_array_parse_named(name, &hd->src, &h->array,
 						 NULL) == AF_OK;
 	}
-	if (hd->fd >= 0)
-		close(hd->fd);
-	hd->fd = -1;
 	h->where.data_offset = h->array.data_offset;
 	h->where.chunks_are_ranges = h->array.compression == AF_COMP_NONE;
 }
@@ -476,18 +478,32 @@ static af_status fs_read_header(void *ctx, void *folder, size_t entry,
 	f->read.file = f->single ? strdup("") : join(f->rel, name);
 	if (!f->read.file)
 		return nomem(err);
-	fs_head *hd = w->head;
-	if (f->single)
-		zg_fs_head_read(hd, AT_FDCWD, w->top);
-	else if (!f->ahead || !fs_ahead_take(f->ahead, name, hd))
-		zg_fs_head_read(hd, f->dfd, name);
+	/* the next one read ahead, or (the top file, any other) read here */
+	bool ahead = !f->single && f->ahead && f->ahead_next < f->ahead_n &&
+		     f->ahead_names[f->ahead_next] == name;
+	af_head *hd = ahead ? af_readahead_get(f->ahead, f->ahead_next++) :
+			      &w->head;
+	if (!ahead)
+		af_head_read_at(hd, af_head_openat, NULL,
+				f->single ? AT_FDCWD : f->dfd,
+				f->single ? w->top : name);
 	zg_fs_head_parse(&f->read, hd, name);
+	if (ahead)
+		af_readahead_put(f->ahead, hd);
+	else
+		af_head_close(hd);
 	*array = f->read.parsed ? &f->read.array : NULL;
 	*source = &f->read.where;
 	return AF_OK;
 }
 
-/* A folder's array files read ahead on a thread, in the walk's order. */
+static const char *ahead_name(void *arg, uint64_t i)
+{
+	const fs_folder *f = arg;
+	return f->ahead_names[i];
+}
+
+/* A folder's array files read ahead, in the walk's order. */
 static void fs_will_read(void *ctx, void *folder, const size_t *entries,
 			 size_t n)
 {
@@ -500,7 +516,22 @@ static void fs_will_read(void *ctx, void *folder, const size_t *entries,
 		return; /* the walk reads them itself */
 	for (size_t i = 0; i < n; i++)
 		names[i] = f->names.buf + f->items[entries[i]].name;
-	f->ahead = fs_ahead_start(f->dfd, names, n);
+	f->ahead_names = names;
+	f->ahead_n = n;
+	f->ahead_next = 0;
+	af_readahead_opts o = {
+		.dfd = f->dfd, .n = n, .name = ahead_name, .name_arg = f,
+		.opener = af_head_openat, .head_bytes = AF_HEAD_BYTES,
+		.window = FS_AHEAD_WINDOW, .workers = FS_AHEAD_WORKERS,
+		.batch = FS_AHEAD_BATCH, .min_parallel = FS_AHEAD_MIN,
+	};
+	f->ahead = af_readahead_start(&o);
+	if (!f->ahead) {
+		/* the walk reads them itself */
+		free(names);
+		f->ahead_names = NULL;
+		f->ahead_n = 0;
+	}
 }
 
 static void fs_release(void *ctx, void *folder,
@@ -541,16 +572,16 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 	fs_folder *f = folder_new("", dir || says == AF_ZG_ARRAY ? NULL : "");
 	if (w) {
 		w->top = strdup(path);
-		w->head = malloc(sizeof(*w->head));
+		w->head.fd = -1;
+		w->head.buf = w->head_buf;
+		w->head.cap = sizeof(w->head_buf);
 	}
 	if (f && !dir && says == AF_ZG_ARRAY)
 		f->single = strdup(base);
-	if (!w || !f || !w->top || !w->head ||
+	if (!w || !f || !w->top ||
 	    (!dir && says == AF_ZG_ARRAY && !f->single)) {
-		if (w) {
+		if (w)
 			free(w->top);
-			free(w->head);
-		}
 		free(w);
 		folder_free(f);
 		return nomem(err);
@@ -571,10 +602,8 @@ af_status af_zarr_fs_open(const char *path, uint64_t max_chunk_bytes,
 void af_zarr_fs_close(af_zarr_walk *walk, void *root)
 {
 	fs_walk *w = walk ? walk->ctx : NULL;
-	if (w) {
+	if (w)
 		free(w->top);
-		free(w->head);
-	}
 	free(w);
 	folder_free(root);
 	if (walk)

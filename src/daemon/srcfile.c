@@ -12,7 +12,6 @@
 #include "hash.h"
 #include "sidecar_files.h"
 #include "srcfile.h"
-#include "stackhdr.h"
 
 #define AFD_SRC_BUCKETS 8192u
 
@@ -289,8 +288,9 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 	}
 	/* the header from one pread (a .npy asks for its preamble, then the
 	 * rest); a failed pread is met again, and said, by the fd source */
-	struct afd_hdr head = { .fd = fd };
-	const af_source *hsrc = afd_hdr_read_prefix(&head, (uint64_t)st->st_size) == 0 ?
+	unsigned char head_buf[AF_HEAD_BYTES];
+	af_head head = { .buf = head_buf, .cap = sizeof(head_buf) };
+	const af_source *hsrc = af_head_read_fd(&head, fd, (uint64_t)st->st_size) == 0 ?
 				&head.src : &src;
 	if (af_array_parse_named(name, hsrc, &sf->arr.a, &err) != AF_OK)
 		goto broken;

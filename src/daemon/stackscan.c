@@ -14,7 +14,7 @@
 #include "ctx.h"
 #include "hash.h"
 #include "stackdir.h"
-#include "stackhdr.h"
+#include "srcpath.h"
 #include "stackscan.h"
 
 /* ---- listing ---- */
@@ -83,7 +83,7 @@ struct scan {
 	struct sort_item *items;
 	const char *arena;
 	int dirfd;
-	struct afd_hdrs *hdrs;        /* folder members read ahead */
+	af_readahead *heads;          /* folder members read ahead */
 	struct timespec mtim, ctim;   /* the newest member's */
 };
 
@@ -102,10 +102,18 @@ static const char *name_at(void *arg, uint64_t i)
 	return sc->arena + sc->items[i].off;
 }
 
+/* A member opened by the daemon's rule for source paths: O_NONBLOCK, as
+ * a fifo must not hang the scan. */
+static int open_member(void *arg, int dirfd, const char *name)
+{
+	const struct afd_ctx *c = arg;
+	return afd_srcpath_open_in(&c->root, dirfd, name, O_RDONLY | O_NONBLOCK);
+}
+
 static af_status parse_file(void *arg, uint64_t i, af_array *out, af_error *why)
 {
 	struct scan *sc = arg;
-	struct afd_hdr *hd = afd_hdrs_get(sc->hdrs, i);
+	af_head *hd = af_readahead_get(sc->heads, i);
 	af_status rc;
 	if (hd->err < 0) {
 		rc = af_error_set(why, AF_E_IO, AF_NO_OFFSET, "cannot read: %s",
@@ -140,7 +148,7 @@ static af_status parse_file(void *arg, uint64_t i, af_array *out, af_error *why)
 	newest(&sc->mtim, &hd->st.st_mtim);
 	newest(&sc->ctim, &hd->st.st_ctim);
 out:
-	afd_hdrs_put(sc->hdrs, hd);
+	af_readahead_put(sc->heads, hd);
 	return rc;
 }
 
@@ -326,10 +334,20 @@ int afd_stack_scan(struct afd_ctx *c, struct afd_stack *s, uint64_t version)
 	double t2 = seconds();
 	if (rc < 0)
 		goto out;
-	if (!s->sf)
-		rc = afd_hdrs_start(&sc.hdrs, &c->root, s->dirfd, s->n, name_at, &sc);
-	if (rc < 0)
-		goto out;
+	if (!s->sf) {
+		af_readahead_opts o = {
+			.dfd = s->dirfd, .n = s->n, .name = name_at,
+			.name_arg = &sc, .opener = open_member, .open_arg = c,
+			.head_bytes = AF_HEAD_BYTES, .window = AFD_STACK_AHEAD_WINDOW,
+			.workers = AFD_STACK_AHEAD_WORKERS, .batch = AFD_STACK_AHEAD_BATCH,
+			.min_parallel = AFD_STACK_AHEAD_MIN,
+		};
+		sc.heads = af_readahead_start(&o);
+		if (!sc.heads) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	af_error why;
 	af_error_clear(&why);
 	af_array stacked;
@@ -351,7 +369,7 @@ int afd_stack_scan(struct afd_ctx *c, struct afd_stack *s, uint64_t version)
 		s->prefix ? s->prefix : "", AFD_STACK_NAME, (size_t)s->n, t1 - t0,
 		t2 - t1, seconds() - t2);
 out:
-	afd_hdrs_stop(sc.hdrs);
+	af_readahead_stop(sc.heads);
 	namelist_free(&l);   /* sc.items and sc.arena are its */
 	return rc;
 }

@@ -11,6 +11,15 @@
 struct afd_ctx;
 struct afd_stack;
 
+/* A folder's member heads (AF_HEAD_BYTES each, af_readahead.h) are read
+ * ahead by two workers, 128 open or buffered at most, while the codec's
+ * af_stack_scan parses the ones before, strictly in order; a folder of
+ * fewer than 256 members is read in the scan's thread. */
+#define AFD_STACK_AHEAD_WORKERS 2u
+#define AFD_STACK_AHEAD_WINDOW 128u
+#define AFD_STACK_AHEAD_MIN 256u
+#define AFD_STACK_AHEAD_BATCH 16u
+
 /**
  * Scan the folder (or npz folder) of @p s, whose dir, prefix, dirfd or sf
  * and st are set: fill its members, names, key and array directory.

@@ -132,7 +132,7 @@ def populate(src):
     folder("bad_broken", {"a": np.zeros(3, "<f4"), "b": np.zeros(3, "<f4")})
     with open(src.join("bad_broken", "c.npy"), "wb") as f:
         f.write(b"\x93NUMPY not really")
-    # enough members for the parallel header read (stackhdr.h), one of
+    # enough members for the parallel header read (stackscan.h), one of
     # them (in the middle) of another shape in the second folder
     for name, odd in (("many", None), ("many_bad", 257)):
         os.mkdir(src.join(name))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the Check unit tests. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -260,4 +261,16 @@ bool aft_counted_soon(pthread_mutex_t *lock, const uint64_t *counter)
 		usleep(1000);
 	}
 	return false;
+}
+
+int aft_fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;  /* the listing's own */
 }

@@ -98,6 +98,8 @@ void aft_tag_slow(TCase *tc);
  * another thread got to the point that counts it.
  */
 bool aft_counted_soon(pthread_mutex_t *lock, const uint64_t *counter);
+/** Number of open file descriptors of this process. */
+int aft_fd_count(void);
 /** Run @p s with Check, print its summary, return the process exit status. */
 int aft_run(Suite *s);
 

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers of the daemon core's unit tests: a context with nothing mounted. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -235,18 +234,6 @@ int aftd_forget(struct afd_ctx *c, struct afd_node *node, uint64_t n)
 	afd_openless_unbind(&c->openless, gone);
 	afd_node_free(gone);
 	return 1;
-}
-
-int aftd_fd_count(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	ck_assert_ptr_nonnull(d);
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;  /* the listing's own */
 }
 
 struct afd_handle *aftd_open(struct afd_ctx *c, struct afd_node *n)

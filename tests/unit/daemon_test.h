@@ -123,7 +123,4 @@ void aftd_expect_eio(struct afd_ctx *c, struct afd_handle *h, uint64_t off,
  */
 void aftd_rewrite_npy(const char *dir, const char *name, size_t n);
 
-/** Number of open file descriptors of this process. */
-int aftd_fd_count(void);
-
 #endif /* DAEMON_TEST_H */

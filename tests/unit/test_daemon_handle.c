@@ -599,7 +599,7 @@ START_TEST(an_fd_of_the_nodes_version_is_adopted_as_its_range)
 	aftd_expect_reads(&c, h, npy + off, 30000);
 	afd_handle_close(h);
 
-	int before = aftd_fd_count();
+	int before = aft_fd_count();
 	aftd_rewrite_npy(dir, "a.npy", 30000);
 	fd = open(aftd_path(dir, "a.npy"), O_RDONLY);
 	ck_assert_int_ge(fd, 0);
@@ -607,7 +607,7 @@ START_TEST(an_fd_of_the_nodes_version_is_adopted_as_its_range)
 	h = NULL;
 	ck_assert_int_eq(afd_handle_adopt_range(&c, data, fd, &st, &h), -ENOENT);
 	ck_assert_ptr_null(h);
-	ck_assert_int_eq(aftd_fd_count(), before);
+	ck_assert_int_eq(aft_fd_count(), before);
 	free(npy);
 }
 END_TEST
@@ -633,16 +633,16 @@ START_TEST(release_closes_what_a_handle_held)
 		free(aftd_read_ok(&c, h, 0, 40000, &len));
 		afd_handle_close(h);
 	}
-	int before = aftd_fd_count();
+	int before = aft_fd_count();
 	struct afd_handle *h[sizeof(n) / sizeof(n[0])];
 	for (size_t k = 0; k < sizeof(n) / sizeof(n[0]); k++) {
 		h[k] = aftd_open(&c, n[k]);
 		free(aftd_read_ok(&c, h[k], 0, 40000, &len));
 	}
-	ck_assert_int_gt(aftd_fd_count(), before);
+	ck_assert_int_gt(aft_fd_count(), before);
 	for (size_t k = 0; k < sizeof(n) / sizeof(n[0]); k++)
 		afd_handle_close(h[k]);
-	ck_assert_int_eq(aftd_fd_count(), before);
+	ck_assert_int_eq(aft_fd_count(), before);
 }
 END_TEST
 
@@ -654,13 +654,13 @@ START_TEST(a_held_handle_outlives_its_release)
 	struct afd_handle *h = aftd_open(&c, entry("a.npy", "data"));
 	aftd_expect_read(&c, h, 0, 10000, npy + off, 20000);  /* makes the pipe */
 	afd_handle_close(h);
-	int before = aftd_fd_count();
+	int before = aft_fd_count();
 	h = aftd_open(&c, entry("a.npy", "data"));
 	afd_handle_hold(h);     /* a read in flight */
 	afd_handle_close(h);    /* the release */
 	aftd_expect_read(&c, h, 100, 10000, npy + off, 20000);
 	afd_handle_close(h);    /* the read's own */
-	ck_assert_int_eq(aftd_fd_count(), before);
+	ck_assert_int_eq(aft_fd_count(), before);
 	free(npy);
 }
 END_TEST

@@ -77,13 +77,13 @@ START_TEST(bound_handles_hold_at_most_the_limit_of_fds)
 	struct afd_node *n[20];
 	for (int i = 0; i < 20; i++)
 		n[i] = plain(i);
-	int before = aftd_fd_count();
+	int before = aft_fd_count();
 	for (int round = 0; round < 2; round++)
 		for (int i = 0; i < 20; i++) {
 			read_node(n[i]);
-			ck_assert_int_le(aftd_fd_count(), before + 3);
+			ck_assert_int_le(aft_fd_count(), before + 3);
 		}
-	ck_assert_int_eq(aftd_fd_count(), before + 3);
+	ck_assert_int_eq(aft_fd_count(), before + 3);
 }
 END_TEST
 

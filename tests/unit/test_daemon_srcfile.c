@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "daemon_test.h"
-#include "stackhdr.h"
 
 static char *dir;
 static struct afd_ctx c;
@@ -228,12 +227,14 @@ START_TEST(a_header_is_parsed_from_its_prefix_alone)
 	size_t bytes = aftd_write_npy(dir, "p.npy", 2000, 0);
 	char *path = NULL;
 	ck_assert_int_ge(asprintf(&path, "%s/p.npy", dir), 0);
-	struct afd_hdr hd = { .fd = open(path, O_RDONLY) };
-	ck_assert_int_ge(hd.fd, 0);
-	ck_assert_int_eq(afd_hdr_read_prefix(&hd, bytes), 0);
-	ck_assert_uint_eq(hd.len, AFD_HDR_PREFIX);
-	close(hd.fd);
-	hd.fd = -1;  /* any read past the prefix now fails */
+	unsigned char buf[AF_HEAD_BYTES];
+	af_head hd = { .buf = buf, .cap = sizeof(buf) };
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(af_head_read_fd(&hd, fd, bytes), 0);
+	ck_assert_uint_eq(hd.len, AF_HEAD_BYTES);
+	close(fd);
+	hd.pre.fd = -1;  /* any read past the prefix now fails */
 	af_array a;
 	af_error err;
 	ck_assert_int_eq(af_array_parse_named("p.npy", &hd.src, &a, &err), AF_OK);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests for the `.stack` of a folder (src/daemon/stackdir.c, stackscan.c,
- * stackhdr.c, stackread.c): which files are members, their order, the
+ * stackread.c; their headers read ahead by the codec's af_readahead.h): which files are members, their order, the
  * versions a folder's changes make, and reads across members. Nothing
  * mounted: lookups, opens and reads are made as the handlers make them. */
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include "daemon_test.h"
 #include "handle.h"
-#include "stackhdr.h"
+#include "stackscan.h"
 
 static char *dir;
 static struct afd_ctx c;
@@ -358,14 +358,14 @@ START_TEST(an_lz4_member_that_shrinks_under_a_read_gives_eio)
 }
 END_TEST
 
-/* More members than AFD_HDR_PARALLEL_MIN: their headers are read ahead
+/* More members than AFD_STACK_AHEAD_MIN: their headers are read ahead
  * by worker threads, and a sequential reader's member opens too. */
 START_TEST(many_members_read_ahead_read_as_their_concatenation)
 {
-	enum { N = AFD_HDR_PARALLEL_MIN + AFD_HDR_WINDOW + 50 };
+	enum { N = AFD_STACK_AHEAD_MIN + AFD_STACK_AHEAD_WINDOW + 50 };
 	static unsigned char want[10 * N];
 	many_members(N, 10, want);
-	int before = aftd_fd_count();
+	int before = aft_fd_count();
 	struct afd_handle *h = aftd_open(&c, aftd_must(&c, stack(), "data"));
 	/* in order, a few members a read, as a reader streaming it */
 	for (size_t off = 0; off < sizeof(want); off += 35)
@@ -373,7 +373,7 @@ START_TEST(many_members_read_ahead_read_as_their_concatenation)
 	aftd_expect_read(&c, h, 0, sizeof(want), want, sizeof(want));
 	afd_handle_close(h);
 	/* member fds kept are bounded */
-	ck_assert_int_le(aftd_fd_count(), before + (int)AFD_MFD_SLOTS + 4);
+	ck_assert_int_le(aft_fd_count(), before + (int)AFD_MFD_SLOTS + 4);
 	char shape[32];
 	snprintf(shape, sizeof(shape), "%d 10\n", N);
 	expect_text("shape", shape);
@@ -382,13 +382,13 @@ END_TEST
 
 START_TEST(many_members_one_disagreeing_late_means_no_stack_and_no_fd_kept)
 {
-	enum { N = AFD_HDR_PARALLEL_MIN + AFD_HDR_WINDOW + 50 };
+	enum { N = AFD_STACK_AHEAD_MIN + AFD_STACK_AHEAD_WINDOW + 50 };
 	/* bigger than a header's prefix: read ahead, they stay open */
-	many_members(N, 2 * AFD_HDR_PREFIX, NULL);
+	many_members(N, 2 * AF_HEAD_BYTES, NULL);
 	member("m300.npy", 11, 0, NULL);   /* past the first window */
-	int before = aftd_fd_count();
+	int before = aft_fd_count();
 	no_stack();
-	ck_assert_int_eq(aftd_fd_count(), before);
+	ck_assert_int_eq(aft_fd_count(), before);
 	char *said = log_said();
 	ck_assert_msg(strstr(said, "m300.npy") != NULL, "the log said: %s", said);
 	free(said);
