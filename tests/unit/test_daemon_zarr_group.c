@@ -219,6 +219,18 @@ static struct afd_node *zmeta(void)
 	return aftd_must(&c, group(), ".zmetadata");
 }
 
+/* What an open of node @p n returns (a handle it makes is closed). */
+static int open_node(struct afd_node *n)
+{
+	struct afd_handle *h;
+	bool keep;
+	struct afd_failure why;
+	int rc = afd_handle_open(&c, n, 0, &h, &keep, &why);
+	if (rc == 0)
+		afd_handle_close(h);
+	return rc;
+}
+
 START_TEST(zmetadata_is_a_new_node_when_the_tree_changes)
 {
 	aftd_write_npy(dir, "a.npy", 4, 0);
@@ -246,10 +258,7 @@ START_TEST(zmetadata_is_a_new_node_when_the_tree_changes)
 	ck_assert_uint_eq(strlen(t), m2->sub);
 	free(t);
 	/* the old node's document is gone: its open says so, no mix */
-	struct afd_handle *h;
-	bool keep;
-	struct afd_failure why;
-	ck_assert_int_eq(afd_handle_open(&c, m1, 0, &h, &keep, &why), -ESTALE);
+	ck_assert_int_eq(open_node(m1), -ESTALE);
 }
 END_TEST
 
@@ -268,22 +277,19 @@ START_TEST(zmetadata_open_reads_the_document_its_lookup_sized)
 	ck_assert_uint_eq(strlen(t), m1->sub);
 	free(t);
 	/* taken: the next open walks, sees c.npy, and says the node is stale */
-	struct afd_handle *h;
-	bool keep;
-	struct afd_failure why;
-	ck_assert_int_eq(afd_handle_open(&c, m1, 0, &h, &keep, &why), -ESTALE);
+	ck_assert_int_eq(open_node(m1), -ESTALE);
 	/* a change told between lookup and open: the kept one is refused */
 	clk.now_ms += AFD_STACK_UNWATCHED_MS;
 	struct afd_node *m2 = zmeta();
 	ck_assert_ptr_ne(m2, m1);
 	aftd_write_npy(dir, "d.npy", 4, 0);
 	afd_zarr_group_changed(&c);
-	ck_assert_int_eq(afd_handle_open(&c, m2, 0, &h, &keep, &why), -ESTALE);
+	ck_assert_int_eq(open_node(m2), -ESTALE);
 	/* one left past its lifetime is not read either */
 	struct afd_node *m3 = zmeta();
 	aftd_write_npy(dir, "e.npy", 4, 0);
 	clk.now_ms += AFD_STACK_UNWATCHED_MS;
-	ck_assert_int_eq(afd_handle_open(&c, m3, 0, &h, &keep, &why), -ESTALE);
+	ck_assert_int_eq(open_node(m3), -ESTALE);
 	/* shed drops it (ops.c after_forget) */
 	clk.now_ms += AFD_STACK_UNWATCHED_MS;
 	struct afd_node *m4 = zmeta();
