@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests for file heads and their read-ahead (src/codec/head.c and
  * readahead.c, af_readahead.h): heads come in order with and without
- * workers, each one is its file, what is not a readable regular file says
- * why, and no fd outlives its head or grows with the folder. */
+ * workers (and when no worker thread can be made), each one is its file,
+ * what is not a readable regular file says why, and no fd outlives its
+ * head or grows with the folder. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +24,35 @@ static char dir[] = "/tmp/af_readahead.XXXXXX";
 static int dfd = -1;
 static char names[600][32];
 
+/* Thread creations that succeed before every next one fails with EAGAIN
+ * (-1: all succeed), to reach the read-ahead's threadless fallback: this
+ * program is linked with --wrap=pthread_create (tests/unit/meson.build),
+ * so the codec's calls come here. */
+static int creations_left = -1;
+static int threads_made;
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg);
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	if (creations_left == 0)
+		return EAGAIN;
+	if (creations_left > 0)
+		creations_left--;
+	int rc = __real_pthread_create(t, attr, fn, arg);
+	if (rc == 0)
+		threads_made++;
+	return rc;
+}
+
 static void setup(void)
 {
+	creations_left = -1;
+	threads_made = 0;
 	strcpy(dir, "/tmp/af_readahead.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -319,6 +348,22 @@ START_TEST(the_window_bounds_open_fds_while_the_caller_is_slow)
 }
 END_TEST
 
+/* No thread to be had, or one of two: the heads come all the same, in
+ * order, each its file, and no fd is left open. */
+START_TEST(without_its_threads_the_caller_reads_every_head)
+{
+	make_files(500, false);
+	for (int left = 0; left < 2; left++) {
+		creations_left = left;
+		threads_made = 0;
+		af_readahead_opts o = opts(500, 16);
+		read_in_order(&o);
+		ck_assert_int_eq(threads_made, left);
+	}
+	creations_left = -1;
+}
+END_TEST
+
 static Suite *readahead_suite(void)
 {
 	Suite *s = suite_create("readahead");
@@ -333,6 +378,7 @@ static Suite *readahead_suite(void)
 	tcase_add_test(tc, the_callers_opener_decides);
 	tcase_add_test(tc, an_early_stop_closes_every_fd);
 	tcase_add_test(tc, the_window_bounds_open_fds_while_the_caller_is_slow);
+	tcase_add_test(tc, without_its_threads_the_caller_reads_every_head);
 	suite_add_tcase(s, tc);
 	return s;
 }
