@@ -4,15 +4,20 @@
 # row, minf). usage: firstpass_section
 #
 # The first pass after a listing (issue 12), on the 60,000 small arrays:
-# a fresh mount, `os.listdir` of the folder (timed: readdirplus resolves
-# and parses every array there), then every img*.npy/data read once with
+# a fresh mount, `os.listdir` of the folder (timed: names alone past its
+# first batch), then every img*.npy/data read once with
 # os.open/os.read/os.close, then the folder listed again (timed). The
 # no-work floor, in the same process and interleaved in chunks of 500
-# files: the same listing and pass over
-# tests/bench/nowork_ll (the same names and sizes, answered from the
-# inode number alone: the same LOOKUP and READ a file), and 1000 no-work
+# files (the servers' order rotated chunk by chunk): the same listing and
+# pass over tests/bench/nowork_ll (the same names and sizes, answered
+# from the inode number alone; its listing gives entries, so a file costs
+# LOOKUP of data and READ), and 1000 no-work
 # round trips to libfuse's hello_ll (stat of a missing name: one LOOKUP
-# answered ENOENT, which the kernel does not cache). Best of BENCH_RUNS.
+# answered ENOENT, which the kernel does not cache). The floor of a
+# names-only listing, interleaved the same way: nowork_ll -o auto, whose
+# os.listdir gets names alone past its first batch as arrayfs's does, so
+# each file costs the same three requests (LOOKUP X.npy, LOOKUP data,
+# READ) with no work behind them. Best of BENCH_RUNS.
 # Each daemon's CPU time (user + system, all its threads, from
 # /proc/PID/stat) over the listing and over the pass is divided by the
 # files: steadier than the wall time when other work shares the cores.
@@ -48,11 +53,14 @@ def cpu_s(pid):  # user + system time of every thread of process pid
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
-    # "ls_s ls_nowork_s us_file us_nowork us_rt cpu_us_file cpu_us_nowork
-    #  ls_cpu_us_file ls_cpu_us_nowork ls_again_s ls_again_nowork_s"
+if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID
+    # [NAMES_DIR NAMES_PID] -> "ls_s ls_nowork_s us_file us_nowork us_rt
+    #  cpu_us_file cpu_us_nowork ls_cpu_us_file ls_cpu_us_nowork ls_again_s
+    #  ls_again_nowork_s [us_names cpu_us_names]"; NAMES_DIR: a third
+    # server (nowork_ll -o auto) listed and passed the same way, interleaved
     miss = os.path.join(sys.argv[4], "missing")
     pids = sys.argv[5:7]
+    third = sys.argv[7:9]
     c0 = cpu_s(pids[0])
     t0 = time.perf_counter()
     names = sorted(os.listdir(d))
@@ -63,24 +71,31 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
     ls_cpu, ls_cpu_n = c1 - c0, cpu_s(pids[1]) - c1_n
     paths = files(names)
     paths_n = [os.path.join(sys.argv[3], n, "data") for n in names_n]
-    t_files, t_n, t_rt, rts = 0.0, 0.0, 0.0, 0
-    cpu0 = [cpu_s(p) for p in pids]
-    for i in range(0, len(paths), 500):
-        t0 = time.perf_counter()
-        for p in paths[i:i + 500]:
-            read_os(p)
-        t1 = time.perf_counter()
-        for p in paths_n[i:i + 500]:
-            read_os(p)
+    paths_3 = [os.path.join(third[0], n, "data")
+               for n in sorted(os.listdir(third[0]))] if third else []
+    t_rt, rts = 0.0, 0
+    cpu0 = [cpu_s(p) for p in pids + third[1:]]
+    # each chunk's servers in turn, their order rotated chunk by chunk:
+    # on this VM the one that runs right after another is faster (its
+    # wake-ups find a core awake), so no server keeps one place
+    passes = [p for p in (paths, paths_n, paths_3) if p]
+    took = [0.0] * len(passes)
+    for c, i in enumerate(range(0, len(paths), 500)):
+        for k in range(len(passes)):
+            k = (k + c) % len(passes)
+            t0 = time.perf_counter()
+            for p in passes[k][i:i + 500]:
+                read_os(p)
+            took[k] += time.perf_counter() - t0
         t2 = time.perf_counter()
         for _ in range(1000):
             try:
                 os.stat(miss)
             except FileNotFoundError:
                 pass
-        t_files, t_n = t_files + t1 - t0, t_n + t2 - t1
         t_rt, rts = t_rt + time.perf_counter() - t2, rts + 1000
-    cpu = [cpu_s(p) - c for p, c in zip(pids, cpu0)]
+    t_files, t_n, t_3 = (took + [0.0])[:3]
+    cpu = [cpu_s(p) - c for p, c in zip(pids + third[1:], cpu0)]
     # the folder listed again (a shell's glob before reading is such a
     # listing): every X.npy is still held by the kernel
     t0 = time.perf_counter()
@@ -91,7 +106,9 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID ->
     print("%.2f %.2f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.2f %.2f" % (
         ls, ls_n, t_files / len(paths) * 1e6, t_n / len(paths_n) * 1e6,
         t_rt / rts * 1e6, cpu[0] / len(paths) * 1e6, cpu[1] / len(paths_n) * 1e6,
-        ls_cpu / len(names) * 1e6, ls_cpu_n / len(names_n) * 1e6, ls2, ls2_n))
+        ls_cpu / len(names) * 1e6, ls_cpu_n / len(names_n) * 1e6, ls2, ls2_n),
+        "%.1f %.1f" % (t_3 / len(paths_3) * 1e6, cpu[2] / len(paths_3) * 1e6)
+        if third else "")
 elif mode == "count":  # DIR LOG -> "requests_per_file ioctls_per_open {opcodes}"
     log = sys.argv[3]
     skip = ("FORGET", "BATCH_FORGET", "RELEASEDIR")
@@ -136,13 +153,17 @@ firstpass_section() {
 	start_fs h
 	hello_pid=${pids[-1]}
 	fp_file=(); fp_rt=(); fp_ls=(); fp_n=(); fp_nls=(); fp_cpu=(); fp_ncpu=(); fp_load=()
-	fp_lscpu=(); fp_nlscpu=(); fp_ls2=(); fp_nls2=()
+	fp_lscpu=(); fp_nlscpu=(); fp_ls2=(); fp_nls2=(); fp_na=(); fp_nacpu=()
 	for _ in $(seq "$runs"); do
 		start_fs n -o "files=$small_n"
 		nowork_pid=${pids[-1]}
+		start_fs na -o "files=$small_n,auto"
+		names_pid=${pids[-1]}
 		start_fs a
-		read -r ls_s ls_n us_file us_n us_rt cpu_a cpu_n lscpu_a lscpu_n ls2_a ls2_n < <(first_pass time \
-			"$work/mnt_a/small" "$work/mnt_n" "$work/mnt_h" "${pids[-1]}" "$nowork_pid")
+		read -r ls_s ls_n us_file us_n us_rt cpu_a cpu_n lscpu_a lscpu_n ls2_a ls2_n us_na cpu_na < <(first_pass time \
+			"$work/mnt_a/small" "$work/mnt_n" "$work/mnt_h" "${pids[-1]}" "$nowork_pid" \
+			"$work/mnt_na" "$names_pid")
+		fp_na+=("$us_na"); fp_nacpu+=("$cpu_na")
 		fp_ls+=("$ls_s"); fp_file+=("$us_file"); fp_rt+=("$us_rt")
 		fp_nls+=("$ls_n"); fp_n+=("$us_n"); fp_cpu+=("$cpu_a"); fp_ncpu+=("$cpu_n")
 		fp_lscpu+=("$lscpu_a"); fp_nlscpu+=("$lscpu_n")
@@ -151,6 +172,7 @@ firstpass_section() {
 		read -r us_os us_py src_os src_py < <(first_pass isatty "$work/mnt_a/small" "$work/src/small")
 		daemon_probe "${pids[-1]}"
 		stop_fs a
+		stop_fs na "$names_pid"
 		stop_fs n "$nowork_pid"
 	done
 	stop_fs h "$hello_pid"
@@ -189,6 +211,16 @@ firstpass_section() {
 	row "    each run, and their median" "${per_run[*]}" "$(printf '%s\n' "${per_run[@]}" | sort -n | sed -n "$(( (${#per_run[@]} + 1) / 2 ))p")"
 	row "  per file over requests x round trip" "$(ratio "$fp_best" "$("$py" -c "import sys; print(float(sys.argv[1]) * float(sys.argv[2]))" "$per_file" "$rt_best")")" "-"
 	row "  requests counted" "$ops" "-"
+	# the floor of a names-only listing: the kernel gave os.listdir no
+	# entries past its first batch, so each file is looked up too
+	row "no work after a names-only ls (us a file)" "-" "$(minf "${fp_na[@]}") (nowork_ll -o auto)"
+	row "  all runs" "-" "${fp_na[*]}"
+	row "  its daemon CPU time (us a file)" "-" "$(minf "${fp_nacpu[@]}")"
+	per_run=()
+	for i in "${!fp_file[@]}"; do
+		per_run+=("$(ratio "${fp_file[$i]}" "${fp_na[$i]}")")
+	done
+	row "  arrayfs over it, each run" "${per_run[*]}" "$(ratio "$fp_best" "$(minf "${fp_na[@]}")") best over best"
 	row "Python open() IOCTL requests an open" "$ioctls" "-"
 	row "cached data: os.open / open() (us a file)" "$us_os / $us_py" "$src_os / $src_py (sources)"
 	row "  open()'s IOCTL round trip (us a file)" "$("$py" -c "import sys; a, b, c, d = map(float, sys.argv[1:]); print('%.1f' % ((b - a) - (d - c)))" "$us_os" "$us_py" "$src_os" "$src_py")" "-"

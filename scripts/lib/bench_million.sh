@@ -26,7 +26,9 @@
 #     and its RSS once they are forgotten (drop_caches 2 as root, RSS
 #     settled), and its most open fds;
 #   - the first pass: every data read once after os.listdir, per file,
-#     against nowork_ll's (first_pass of bench_firstpass.sh, interleaved).
+#     against nowork_ll's (first_pass of bench_firstpass.sh, interleaved)
+#     and nowork_ll -o auto's (names-only listings past the first batch,
+#     as arrayfs gives them: the same three requests a file, no work).
 
 # mil_make DIR N: N tiny arrays in DIR, once; prints the seconds it took
 mil_make() {
@@ -119,7 +121,7 @@ mil_ls_l_src() { ls -l "$1" >/dev/null && mil_walk "$1"; }
 
 # mil_one N: measure a folder of N arrays; fills mil_t, mil_r, mil_mem
 mil_one() {
-	local n=$1 src rss_held rss_forgot fp=() fpn=() ls2=() pid t
+	local n=$1 src rss_held rss_forgot fp=() fpn=() fpa=() ls2=() pid t
 	mil_dir=m$n
 	src=$work/src/$mil_dir
 	echo "million: writing $n arrays ..." >&2
@@ -180,21 +182,27 @@ mil_one() {
 	mil_mem="$rss_held / $rss_forgot"
 	stop_fs a
 	start_fs h
-	local hello_pid=${pids[-1]} nw_pid ls_s ls_n us_file us_n rest
+	local hello_pid=${pids[-1]} nw_pid na_pid got
 	for _ in $(seq "$runs"); do
 		mil_walk "$src"
 		start_fs n -o "files=$n,size=16"
 		nw_pid=${pids[-1]}
+		start_fs na -o "files=$n,size=16,auto"
+		na_pid=${pids[-1]}
 		start_fs a
-		read -r ls_s ls_n us_file us_n rest < <(first_pass time \
-			"$work/mnt_a/$mil_dir" "$work/mnt_n" "$work/mnt_h" "${pids[-1]}" "$nw_pid")
-		fp+=("$us_file"); fpn+=("$us_n")
+		# fields 3, 4 and 12: arrayfs, nowork_ll, nowork_ll -o auto
+		read -r -a got < <(first_pass time \
+			"$work/mnt_a/$mil_dir" "$work/mnt_n" "$work/mnt_h" "${pids[-1]}" "$nw_pid" \
+			"$work/mnt_na" "$na_pid")
+		fp+=("${got[2]}"); fpn+=("${got[3]}"); fpa+=("${got[11]}")
 		stop_fs a
+		stop_fs na "$na_pid"
 		stop_fs n "$nw_pid"
 	done
 	stop_fs h "$hello_pid"
 	mil_t[fp]="$(minf "${fp[@]}") (${fp[*]})"
 	mil_t[nw_fp]="$(minf "${fpn[@]}") (${fpn[*]})"
+	mil_t[na_fp]="$(minf "${fpa[@]}") (${fpa[*]})"
 	rm -rf "$src"
 }
 
@@ -229,6 +237,7 @@ mil_table() {
 	row "most open fds" "$mil_fds" "-"
 	row "first pass after a listing (us a file)" "${mil_t[fp]}" "nowork_ll ${mil_t[nw_fp]}"
 	row "  over nowork_ll (target <= 1.3x)" "$(mil_x "${mil_t[fp]}" "${mil_t[nw_fp]}")" "-"
+	row "  over the names-only floor" "$(mil_x "${mil_t[fp]}" "${mil_t[na_fp]}")" "nowork_ll -o auto ${mil_t[na_fp]}"
 }
 
 million_section() {

@@ -16,7 +16,14 @@
  * -o xattrs=enodata answers ENODATA for every name (arrayfs before it
  * answered EOPNOTSUPP), so each probe of ls -l is a round trip.
  *
- * usage: nowork_ll [-o files=N,size=BYTES,xattrs[=enodata]] [FUSE options]
+ * -o auto asks FUSE_CAP_READDIRPLUS_AUTO, as arrayfs does, and answers a
+ * READDIR with names alone: a names-only listing (os.listdir) then gets
+ * entries in its first batch only, and a program that reads every data
+ * after it sends LOOKUP of the folder too, the three requests a file
+ * arrayfs gets, with no work behind them.
+ *
+ * usage: nowork_ll [-o files=N,size=BYTES,xattrs[=enodata],auto]
+ *        [FUSE options]
  *        MOUNTPOINT (defaults 60000 and 784; run in the foreground with -f)
  * A big SIZE (the 8 MiB chunk files of a Zarr group) is answered from
  * the same 64 KiB buffer repeated, with the readahead arrayfs asks at
@@ -46,6 +53,7 @@ struct nowork {
 	unsigned files;
 	unsigned size;
 	int xattrs;      /* enum xattrs */
+	int names_only;  /* -o auto: READDIRPLUS_AUTO, a READDIR names alone */
 	char data[1 << 16];  /* what every read returns (its first SIZE bytes) */
 };
 
@@ -54,6 +62,7 @@ static const struct fuse_opt nowork_opts[] = {
 	{ "size=%u", offsetof(struct nowork, size), 0 },
 	{ "xattrs", offsetof(struct nowork, xattrs), XA_AS_ARRAYFS },
 	{ "xattrs=enodata", offsetof(struct nowork, xattrs), XA_ENODATA },
+	{ "auto", offsetof(struct nowork, names_only), 1 },
 	FUSE_OPT_END
 };
 
@@ -96,10 +105,12 @@ static void entry_of(const struct nowork *w, fuse_ino_t ino,
 
 static void nowork_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	const struct nowork *w = userdata;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_AUTO_INVAL_DATA);
+	if (w->names_only && (conn->capable & FUSE_CAP_READDIRPLUS_AUTO))
+		conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
 	conn->max_readahead = UINT32_MAX;  /* as arrayfs: sysfs sets the window */
 }
 
@@ -275,7 +286,7 @@ int main(int argc, char *argv[])
 		return 1;
 	if (!opts.mountpoint || w.size > SIZE_MAX_BYTES) {
 		fprintf(stderr, "usage: %s [-o files=N,size=BYTES<=1GiB,"
-			"xattrs[=enodata]] MOUNTPOINT\n", argv[0]);
+			"xattrs[=enodata],auto] MOUNTPOINT\n", argv[0]);
 		goto out;
 	}
 	memset(w.data, 'x', sizeof(w.data));
