@@ -106,19 +106,9 @@ static af_zarr_group_left header_left(const af_array *a, uint64_t max_chunk_byte
 	return ls == AF_OK ? 0 : AF_ZG_LEFT_NO_STORE;
 }
 
-/* Byte order of two keys. */
-static int key_cmp(const char *a, size_t alen, const char *b, size_t blen)
+static bool same_key(const af_zarr_group_child *a, const af_zarr_group_child *b)
 {
-	int c = memcmp(a, b, alen < blen ? alen : blen);
-	if (c != 0)
-		return c;
-	return alen < blen ? -1 : alen > blen;
-}
-
-static int child_cmp(const void *pa, const void *pb)
-{
-	const af_zarr_group_child *a = pa, *b = pb;
-	return key_cmp(a->key, a->key_len, b->key, b->key_len);
+	return zg_key_cmp(a->key, a->key_len, b->key, b->key_len) == 0;
 }
 
 /*
@@ -131,14 +121,14 @@ static void settle_keys(af_zarr_group *g)
 {
 	bool shared = true;
 	while (shared) {
-		qsort(g->children, g->nchildren, sizeof(g->children[0]), child_cmp);
+		zg_sort_children(g->children, g->nchildren);
 		shared = false;
 		for (size_t i = 0; i + 1 < g->nchildren; i++) {
-			if (child_cmp(&g->children[i], &g->children[i + 1]) != 0)
+			if (!same_key(&g->children[i], &g->children[i + 1]))
 				continue;
 			size_t j = i;
 			while (j < g->nchildren &&
-			       child_cmp(&g->children[i], &g->children[j]) == 0)
+			       same_key(&g->children[i], &g->children[j]))
 				j++;
 			for (size_t k = i; k < j; k++)
 				g->children[k].key_len =
@@ -355,7 +345,7 @@ const af_zarr_group_child *af_zarr_group_find(const af_zarr_group *g,
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const af_zarr_group_child *c = &g->children[mid];
-		int d = key_cmp(c->key, c->key_len, key, len);
+		int d = zg_key_cmp(c->key, c->key_len, key, len);
 		if (d == 0)
 			return c;
 		if (d < 0)

@@ -23,4 +23,11 @@ af_status zg_put_group_file(af_zarr_group_file which, struct zj *w,
  */
 size_t zg_name_ext(const char *name, af_zarr_group_kind *kind);
 
+/** Byte order of two keys (no NUL in either): a key comes before any
+ * longer one it begins. */
+int zg_key_cmp(const char *a, size_t alen, const char *b, size_t blen);
+
+/** Sort @p n children by key, zg_key_cmp's order (zarr_group_sort.c). */
+void zg_sort_children(af_zarr_group_child *c, size_t n);
+
 #endif /* ARRAYFS_ZARR_GROUP_I_H */

@@ -942,11 +942,68 @@ START_TEST(a_file_walk_says_where_each_chunk_lies)
 }
 END_TEST
 
+/* Byte order, as zarr lists keys: a key before a longer one it begins. */
+static int key_order(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* Many keys, most sharing their first 8 bytes or more, some a prefix of
+ * others, some not ASCII, some shared by an array and a folder: the
+ * children come in byte order, and each is found by its key. */
+START_TEST(children_come_in_the_byte_order_of_their_keys)
+{
+	enum { N = 3000 };
+	static const char *const part[] = { "img0000", "img00001", "a", "\xc3\xa9t",
+					    "run_", "b", "img000011", "z9" };
+	static char names[N][48];
+	static af_zarr_group_entry e[N];
+	af_array npy = aft_hand_array("<f8", false, 1, shape3);
+	uint32_t r = 12345;
+	size_t n = 0;
+	while (n < N) {
+		char name[48] = "";
+		r = r * 1103515245u + 12345u;
+		for (unsigned k = 0, parts = 1 + (r >> 16) % 4; k < parts; k++) {
+			r = r * 1103515245u + 12345u;
+			strcat(name, part[(r >> 16) % 8]);
+		}
+		r = r * 1103515245u + 12345u;
+		bool array = (r >> 16) % 3 == 0;
+		snprintf(names[n], sizeof(names[n]), "%s%s", name, array ? ".npy" : "");
+		bool seen = false;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = !strcmp(names[j], names[n]);
+		if (seen)
+			continue;
+		e[n] = array ? array_entry(names[n], &npy)
+			     : folder_entry(names[n], AF_ZG_FOLDER, NULL);
+		n++;
+	}
+	af_zarr_group g;
+	build(&g, e, N);
+	ck_assert_uint_eq(g.nchildren, N);
+	for (size_t i = 0; i < g.nchildren; i++) {
+		size_t len, prev_len;
+		const char *key = af_zarr_group_key(&g, &g.children[i], &len);
+		ck_assert_ptr_eq(af_zarr_group_find(&g, key, len), &g.children[i]);
+		if (i == 0)
+			continue;
+		const char *prev = af_zarr_group_key(&g, &g.children[i - 1], &prev_len);
+		ck_assert_msg(key_order(prev, prev_len, key, len) < 0,
+			      "%.*s before %.*s", (int)prev_len, prev, (int)len, key);
+	}
+	af_zarr_group_free(&g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("zarr_group");
 	TCase *model = tcase_create("model");
 	tcase_add_test(model, keys_drop_the_extension_of_their_kind);
+	tcase_add_test(model, children_come_in_the_byte_order_of_their_keys);
 	tcase_add_test(model, children_sharing_a_key_keep_their_full_names);
 	tcase_add_test(model, entries_that_are_no_children_are_left_out_with_a_reason);
 	tcase_add_test(model, deferred_headers_are_read_only_where_a_key_depends_on_them);
