@@ -76,8 +76,9 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID
     t_rt, rts = 0.0, 0
     cpu0 = [cpu_s(p) for p in pids + third[1:]]
     # each chunk's servers in turn, their order rotated chunk by chunk:
-    # on this VM the one that runs right after another is faster (its
-    # wake-ups find a core awake), so no server keeps one place
+    # on this VM a pass's speed depends on what runs around it (alone,
+    # nowork_ll's is 2.5x slower than interleaved; BENCHMARKS), so no
+    # server keeps one place
     passes = [p for p in (paths, paths_n, paths_3) if p]
     took = [0.0] * len(passes)
     for c, i in enumerate(range(0, len(paths), 500)):
@@ -94,7 +95,8 @@ if mode == "time":  # DIR NOWORK_DIR HELLO_MOUNT PID NOWORK_PID
             except FileNotFoundError:
                 pass
         t_rt, rts = t_rt + time.perf_counter() - t2, rts + 1000
-    t_files, t_n, t_3 = (took + [0.0])[:3]
+    t_files, t_n = took[0], took[1]
+    t_3 = took[2] if paths_3 else 0.0
     cpu = [cpu_s(p) - c for p, c in zip(pids + third[1:], cpu0)]
     # the folder listed again (a shell's glob before reading is such a
     # listing): every X.npy is still held by the kernel
