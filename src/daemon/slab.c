@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "spinlock.h"
 #include "segmap.h"
 #include "slab.h"
 
@@ -25,7 +26,7 @@ struct afd_slab_seg {
 void afd_slab_init(struct afd_slab *s)
 {
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_init(&s->lock, NULL);
+	afd_mutex_init_spin(&s->lock);
 }
 
 void afd_slab_destroy(struct afd_slab *s)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spinlock.h"
 #include "ctx.h"
 #include "hash.h"
 #include "sidecar_files.h"
@@ -59,7 +60,7 @@ int afd_srcs_init(struct afd_srcs *s)
 	if (!s->tab)
 		return -ENOMEM;
 	s->lru.lru_next = s->lru.lru_prev = &s->lru;
-	pthread_mutex_init(&s->lock, NULL);
+	afd_mutex_init_spin(&s->lock);
 	return 0;
 }
 
