@@ -57,16 +57,18 @@ void afd_dir_ahead_run(struct afd_ctx *c, struct afd_dir_ahead *a)
 	size_t n;
 	char **paths = next_arrays(c, a, &n);
 	bool met = false;
-	while (n > 0) {
+	for (size_t last = n; n > 0;) {
 		char *p = paths[--n];
 		/* cached: the listing got here (or an earlier pass did);
 		 * summed: a folder listed again, whose lookups parse nothing
-		 * (tree.c) */
+		 * (tree.c), which its last name tells: each probe of the node
+		 * table misses the CPU's caches in a big folder, and a parse
+		 * of a name remembered all the same is only wasted */
 		struct afd_arrsum sum;
 		struct stat st;
 		struct afd_src *sf;
 		met = met || afd_src_is_cached(c, p) ||
-		      afd_nodes_sum_of_path(&c->nodes, p, &sum);
+		      (n + 1 == last && afd_nodes_sum_of_path(&c->nodes, p, &sum));
 		if (!met && afd_src_get_opening(c, p, &st, &sf) == 0)
 			afd_src_put(sf);
 		free(p);

@@ -20,6 +20,7 @@ struct afd_dirh {
 	char *path;              /* the node's source path */
 	char *member;
 	uint64_t self_ino;
+	uint64_t since;          /* the parse clock's tick at offset 0 */
 	/* mirrored folder */
 	DIR *dp;
 	off_t offset;
@@ -134,6 +135,13 @@ int afd_dir_open(struct afd_ctx *c, const struct afd_node *n,
 fail:
 	afd_dir_close(d);
 	return rc;
+}
+
+uint64_t afd_dir_listed_since(struct afd_ctx *c, struct afd_dirh *d, off_t off)
+{
+	if (off == 0 || d->since == 0)
+		d->since = afd_src_tick(c);
+	return d->since;
 }
 
 void afd_dir_ahead_of(const struct afd_dirh *d, size_t count,

@@ -54,6 +54,12 @@ ssize_t afd_dir_fill(struct afd_ctx *c, fuse_req_t req, struct afd_dirh *d,
 		     const struct afd_dir_plus *plus);
 void afd_dir_close(struct afd_dirh *d);
 /**
+ * The tick of the parse clock that listing @p d began at (afd_src_tick):
+ * a new one when it reads from offset @p off 0, at its start or a rewind.
+ * A parse born since is as fresh as the listing's entries need.
+ */
+uint64_t afd_dir_listed_since(struct afd_ctx *c, struct afd_dirh *d, off_t off);
+/**
  * What to parse ahead of readdirplus listing @p d, which just filled a
  * batch of @p count entries (dirahead.h): its next batch when @p d is a
  * mirrored folder, else nothing (@p a->path NULL, also on ENOMEM).

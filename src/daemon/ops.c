@@ -195,7 +195,7 @@ static void bind_looked_up(struct afd_ctx *c, struct afd_node *n, int fd,
 }
 
 static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
-		      bool lookup, struct fuse_entry_param *e,
+		      bool lookup, uint64_t since, struct fuse_entry_param *e,
 		      struct afd_node **out)
 {
 	struct afd_id id;
@@ -203,7 +203,8 @@ static int make_entry(struct afd_ctx *c, struct afd_node *p, const char *name,
 	int fd = -1;
 	memset(e, 0, sizeof(*e));
 	/* a listing opens nothing: it may never be read */
-	int rc = afd_lookup(c, p, name, &id, &r, lookup && c->no_open ? &fd : NULL);
+	int rc = afd_lookup(c, p, name, since, &id, &r,
+			    lookup && c->no_open ? &fd : NULL);
 	if (rc < 0)
 		return rc;
 	afd_attr(c, &id, &r, &e->attr);
@@ -261,7 +262,7 @@ static void arrayfs_ll_lookup(fuse_req_t req, fuse_ino_t parent,
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	int rc = make_entry(c, p, name, true, &e, &n);
+	int rc = make_entry(c, p, name, true, 0, &e, &n);
 	if (rc == -ENOENT) {
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = c->opts.neg_timeout;
@@ -448,6 +449,7 @@ static void arrayfs_ll_opendir(fuse_req_t req, fuse_ino_t ino,
 struct plus_reply {
 	struct afd_ctx *c;
 	struct afd_node *dir;
+	uint64_t since;          /* afd_dir_listed_since */
 	struct afd_node **counted;
 	size_t n, cap;
 };
@@ -458,7 +460,7 @@ static bool plus_entry(void *arg, const char *name, struct fuse_entry_param *e)
 	struct afd_node *n;
 	/* a name that cannot be resolved now is listed without an entry: the
 	 * kernel's own lookup of it then answers the error */
-	if (pr->n == pr->cap || make_entry(pr->c, pr->dir, name, false, e, &n) < 0)
+	if (pr->n == pr->cap || make_entry(pr->c, pr->dir, name, false, pr->since, e, &n) < 0)
 		return false;
 	pr->counted[pr->n++] = n;
 	return true;
@@ -474,7 +476,7 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 {
 	struct afd_ctx *c = afd_ctx(req);
 	struct afd_dirh *d = open_obj(fi);
-	struct plus_reply pr = { c, node_of(req, ino), NULL, 0, 0 };
+	struct plus_reply pr = { c, node_of(req, ino), 0, NULL, 0, 0 };
 	struct afd_dir_plus how = { plus_entry, &pr };
 	if (plus && !pr.dir) {
 		fuse_reply_err(req, ESTALE);
@@ -482,6 +484,7 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 	}
 	char *buf = malloc(size ? size : 1);
 	if (plus) {
+		pr.since = afd_dir_listed_since(c, d, off);
 		/* no entry is smaller than one with a one-byte name */
 		pr.cap = size / fuse_add_direntry_plus(req, NULL, 0, "x", NULL,
 						       0) + 1;

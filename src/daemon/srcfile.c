@@ -221,7 +221,7 @@ static const char *base_name(const char *path)
 
 /* Parse version @p st of @p path from @p fd into a new afd_src. */
 static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
-			     const struct stat *st)
+			     const struct stat *st, uint64_t born)
 {
 	struct afd_src *sf = calloc(1, sizeof(*sf));
 	if (!sf)
@@ -236,6 +236,7 @@ static struct afd_src *parse(struct afd_ctx *c, const char *path, int fd,
 	sf->st = *st;
 	afd_ident_of(&sf->id, st);
 	sf->key = afd_ident_key(path, &sf->id);
+	sf->born = born;
 	pthread_mutex_init(&sf->mlock, NULL);
 	/* with -d: how often sources are parsed (test_readdirplus counts) */
 	afd_log(&c->log, AFD_LOG_DEBUG, "parsing %s", path);
@@ -470,10 +471,11 @@ static struct afd_src *publish(struct afd_ctx *c, struct afd_src *fresh)
 /*
  * The cached parse of version @p st of @p path, or a new one: parsed from
  * *fd (of that version), or from a file opened here when *fd < 0 (*fd and
- * *st are then of the version opened). The caller closes *fd.
+ * *st are then of the version opened). The caller closes *fd. @p now:
+ * the parse clock read before @p st was taken.
  */
-static int get_version(struct afd_ctx *c, const char *path, struct stat *st,
-		       int *fd, struct afd_src **out)
+static int get_version(struct afd_ctx *c, const char *path, uint64_t now,
+		       struct stat *st, int *fd, struct afd_src **out)
 {
 	struct afd_ident id;
 	afd_ident_of(&id, st);
@@ -482,7 +484,7 @@ static int get_version(struct afd_ctx *c, const char *path, struct stat *st,
 		int rc;
 		if (*fd < 0 && (rc = open_to_parse(c, path, fd, st)) < 0)
 			return rc;
-		sf = parse(c, path, *fd, st);
+		sf = parse(c, path, *fd, st, now);
 		if (!sf)
 			return -ENOMEM;
 		sf = publish(c, sf);
@@ -491,23 +493,55 @@ static int get_version(struct afd_ctx *c, const char *path, struct stat *st,
 	return 0;
 }
 
+/* The parse clock, read before a source is stat'ed or opened. */
+static uint64_t clock_now(struct afd_srcs *s)
+{
+	return __atomic_load_n(&s->clock, __ATOMIC_SEQ_CST);
+}
+
+uint64_t afd_src_tick(struct afd_ctx *c)
+{
+	return __atomic_add_fetch(&c->srcs.clock, 1, __ATOMIC_SEQ_CST);
+}
+
 int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
 		int *fd_out, struct afd_src **out)
 {
 	*out = NULL;
 	if (af_array_name_kind(path, false) == AF_NAME_NONE)
 		return -EINVAL;
+	/* a stat the caller took (@p known) may be older than any tick:
+	 * such a parse is never taken as fresh (born 0) */
+	uint64_t now = known ? 0 : clock_now(&c->srcs);
 	struct stat st;
 	int fd = -1;
 	int rc = stat_source(c, path, known, fd_out ? &fd : NULL, &st);
 	if (rc < 0)
 		return rc;
-	rc = get_version(c, path, &st, &fd, out);
+	rc = get_version(c, path, now, &st, &fd, out);
 	if (rc == 0 && fd_out)
 		*fd_out = fd;
 	else if (fd >= 0)
 		close(fd);
 	return rc;
+}
+
+bool afd_src_get_fresh(struct afd_ctx *c, const char *path, uint64_t since,
+		       struct stat *st, struct afd_src **out)
+{
+	struct afd_srcs *s = &c->srcs;
+	*out = NULL;
+	pthread_mutex_lock(&s->lock);
+	struct afd_src *sf = find_locked(s, path);
+	if (sf && since && sf->born >= since) {
+		__atomic_add_fetch(&sf->refs, 1, __ATOMIC_RELAXED);
+		lru_unlink(sf);
+		lru_push_front(s, sf);
+		*st = sf->st;
+		*out = sf;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return *out != NULL;
 }
 
 int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
@@ -516,6 +550,7 @@ int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 	*out = NULL;
 	if (af_array_name_kind(path, false) == AF_NAME_NONE)
 		return -EINVAL;
+	uint64_t now = clock_now(&c->srcs);
 	int fd = -1;
 	/* a parse of it is cached (a listing's parse-ahead made one): an
 	 * O_PATH stat says whether it is still that version, and the full
@@ -524,7 +559,7 @@ int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 	int rc = stat_source(c, path, NULL, parsed ? NULL : &fd, st);
 	if (rc < 0)
 		return rc;
-	rc = get_version(c, path, st, &fd, out);
+	rc = get_version(c, path, now, st, &fd, out);
 	if (fd >= 0)
 		close(fd);
 	return rc;

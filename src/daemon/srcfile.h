@@ -119,6 +119,9 @@ struct afd_src {
 	struct stat st;
 	struct afd_ident id;
 	uint64_t key;       /* afd_ident_key(path, id) */
+	/* the parse clock (afd_srcs.clock) read before this version was
+	 * opened or stat'ed: it is what the file was at that tick or later */
+	uint64_t born;
 	enum afd_skind kind;
 	struct afd_arrinfo arr;          /* SK_ARRAY */
 	int fd;                          /* SK_NPZ: the archive, else -1 */
@@ -140,6 +143,9 @@ struct afd_srcs {
 	struct afd_src **tab;
 	size_t nbuckets, count, nzip;
 	struct afd_src lru;   /* list head: lru.lru_next = most recent */
+	/* the parse clock: ticked by each listing's start (afd_src_tick);
+	 * atomic */
+	uint64_t clock;
 	/* Told when a newer version of a cached path replaced the older one,
 	 * whose nodes must go (the notifier's queue: set at set-up, setup.c,
 	 * so that this file calls nothing above it). NULL: nobody. */
@@ -174,6 +180,20 @@ int afd_src_get(struct afd_ctx *c, const char *path, const struct stat *known,
  */
 int afd_src_get_opening(struct afd_ctx *c, const char *path, struct stat *st,
 			struct afd_src **out);
+/**
+ * The cached parse of @p path when it was born at or after tick @p since
+ * (afd_src_tick; 0: never), referenced, with its stat in *@p st: taken as
+ * it is, with no stat of the source. For a listing's entries, made after
+ * it began: what its parse-ahead parsed a moment ago is as fresh as they
+ * need, and a change the notifier saw since has dropped it.
+ */
+bool afd_src_get_fresh(struct afd_ctx *c, const char *path, uint64_t since,
+		       struct stat *st, struct afd_src **out);
+/**
+ * A tick of the parse clock, for a listing that begins (or rewinds): a
+ * parse born at this tick or later opened its source after this call.
+ */
+uint64_t afd_src_tick(struct afd_ctx *c);
 void afd_src_put(struct afd_src *sf);
 /** Whether some version of @p path is cached (a hint: it may be stale). */
 bool afd_src_is_cached(struct afd_ctx *c, const char *path);

@@ -429,16 +429,23 @@ static int still_summed(struct afd_ctx *c, const char *path,
 }
 
 static int lookup_dir(struct afd_ctx *c, const struct afd_node *parent,
-		      const char *name, struct afd_id *child,
+		      const char *name, uint64_t since, struct afd_id *child,
 		      struct afd_res *r)
 {
 	child->path = afd_path_join(parent->path, name);
 	if (!child->path)
 		return -ENOMEM;
+	bool array_name = af_array_name_kind(name, false) != AF_NAME_NONE;
+	/* a listing's entry its parse-ahead made since it began: no stat,
+	 * and no probe of the node table, which misses the CPU's caches in
+	 * a big folder */
+	if (array_name && since &&
+	    afd_src_get_fresh(c, child->path, since, &r->st, &r->sf))
+		return array_file(child, r);
 	/* an array file whose folder's node is live (listed before) and
 	 * remembers its version: one lstat, no open or parse, for each name
 	 * of a folder listed again that holds more arrays than src_max */
-	if (af_array_name_kind(name, false) != AF_NAME_NONE &&
+	if (array_name &&
 	    afd_nodes_sum_of_path(&c->nodes, child->path, &r->sum) &&
 	    still_summed(c, child->path, &r->sum, &r->st, NULL) == 0) {
 		child->kind = NK_ARRAY;
@@ -588,8 +595,8 @@ static int lookup_npz(struct afd_ctx *c, const struct afd_node *parent,
 }
 
 int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
-	       const char *name, struct afd_id *child, struct afd_res *r,
-	       int *fd_out)
+	       const char *name, uint64_t since, struct afd_id *child,
+	       struct afd_res *r, int *fd_out)
 {
 	if (fd_out)
 		*fd_out = -1;
@@ -600,7 +607,7 @@ int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
 	int rc;
 	switch (parent->kind) {
 	case NK_DIR:
-		rc = lookup_dir(c, parent, name, child, r);
+		rc = lookup_dir(c, parent, name, since, child, r);
 		break;
 	case NK_ARRAY:
 		rc = lookup_array(c, parent, name, child, r, fd_out);

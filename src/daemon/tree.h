@@ -75,11 +75,14 @@ uint64_t afd_version_of(const struct afd_id *id, const struct afd_res *r);
  * resolution. With @p fd_out, `data` answered that way opens the source
  * instead of stat'ing it: *fd_out is then an fd (O_RDONLY) of exactly the
  * version remembered, for the caller to keep or close; -1 otherwise.
+ * @p since: for a listing's entry, the tick it began at (afd_src_tick): an
+ * array file parsed since then is taken from the source cache unchecked
+ * (afd_src_get_opening); 0 for a lookup.
  * Returns -ENOENT (negative entry), -ENOTDIR, -errno.
  */
 int afd_lookup(struct afd_ctx *c, const struct afd_node *parent,
-	       const char *name, struct afd_id *child, struct afd_res *r,
-	       int *fd_out);
+	       const char *name, uint64_t since, struct afd_id *child,
+	       struct afd_res *r, int *fd_out);
 void afd_id_free(struct afd_id *id);
 
 /** True for the entries served as a text made at open (shape, data.hdr ...). */

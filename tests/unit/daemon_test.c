@@ -195,7 +195,7 @@ struct afd_node *aftd_lookup(struct afd_ctx *c, struct afd_node *parent,
 {
 	struct afd_id id;
 	struct afd_res r;
-	int e = afd_lookup(c, parent, name, &id, &r, NULL);
+	int e = afd_lookup(c, parent, name, 0, &id, &r, NULL);
 	if (rc)
 		*rc = e;
 	if (e < 0)

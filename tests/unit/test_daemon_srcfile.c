@@ -400,6 +400,49 @@ START_TEST(opening_at_once_finds_the_same_versions)
 }
 END_TEST
 
+/* A listing takes a parse made since it began as it is (its parse-ahead
+ * made it a moment ago), and checks one made before: a version rewritten
+ * after the listing's tick is what a later listing sees. */
+START_TEST(a_parse_born_since_a_listing_began_is_taken_unchecked)
+{
+	aftd_write_npy(dir, "a.npy", 10, 0);
+	uint64_t t = afd_src_tick(&c);
+	struct stat st;
+	struct afd_src *s1 = NULL, *s2 = NULL, *s3 = NULL, *none = NULL;
+	ck_assert(!afd_src_get_fresh(&c, "a.npy", t, &st, &none));
+	ck_assert_int_eq(afd_src_get_opening(&c, "a.npy", &st, &s1), 0);
+	ck_assert_uint_ge(s1->born, t);
+	aftd_write_npy(dir, "a.npy", 20, 0);
+	/* the listing that began at t: no stat, the parse it had */
+	ck_assert(afd_src_get_fresh(&c, "a.npy", t, &st, &s2));
+	ck_assert_ptr_eq(s2, s1);
+	ck_assert_int_eq(st.st_size, s1->st.st_size);
+	/* one that begins now does not take it; a lookup finds the new
+	 * version */
+	uint64_t later = afd_src_tick(&c);
+	ck_assert_uint_gt(later, t);
+	ck_assert(!afd_src_get_fresh(&c, "a.npy", later, &st, &none));
+	ck_assert(!afd_src_get_fresh(&c, "a.npy", 0, &st, &none));
+	ck_assert_ptr_null(none);
+	ck_assert_int_eq(afd_src_get_opening(&c, "a.npy", &st, &s3), 0);
+	ck_assert_ptr_ne(s3, s1);
+	ck_assert_uint_eq(s3->arr.a.data_size, 20);
+	ck_assert_uint_ge(s3->born, later);
+	afd_src_put(s1);
+	afd_src_put(s2);
+	afd_src_put(s3);
+	/* a version found from a stat the caller took earlier is never
+	 * taken as fresh: its born is 0 */
+	aftd_write_npy(dir, "b.npy", 4, 0);
+	struct stat known = aftd_lstat(dir, "b.npy");
+	struct afd_src *b = NULL;
+	ck_assert_int_eq(afd_src_get(&c, "b.npy", &known, NULL, &b), 0);
+	ck_assert_uint_eq(b->born, 0);
+	ck_assert(!afd_src_get_fresh(&c, "b.npy", 1, &st, &none));
+	afd_src_put(b);
+}
+END_TEST
+
 START_TEST(the_least_recently_used_go_beyond_the_limit)
 {
 	c.opts.limits.src_max = 3;
@@ -485,6 +528,7 @@ static Suite *srcfile_suite(void)
 	tcase_add_test(tc, b_zarr_is_decided_once_for_callers_asking_at_once);
 	tcase_add_test(tc, only_regular_files_with_array_names_are_parsed);
 	tcase_add_test(tc, opening_at_once_finds_the_same_versions);
+	tcase_add_test(tc, a_parse_born_since_a_listing_began_is_taken_unchecked);
 	tcase_add_test(tc, the_least_recently_used_go_beyond_the_limit);
 	tcase_add_test(tc, archives_have_their_own_limit);
 	suite_add_tcase(s, tc);
