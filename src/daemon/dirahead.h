@@ -3,10 +3,14 @@
  * A readdirplus listing of a mirrored folder parses every array it lists,
  * one request at a time: the kernel sends the next batch only once the
  * program has taken this one. The thread that answered a batch then
- * parses the next one into the source cache, from its last name back,
- * while the next request parses from its first: two cores on one
- * listing, meeting in the middle. The result is only a cache fill, so
- * what a listing or a lookup answers never depends on it.
+ * parses the next two into the source cache, from the last name back,
+ * until it meets a name parsed already: where the last such pass
+ * stopped, or where the next request, which parses from its first name,
+ * got to. So a request mostly finds its names parsed and is answered at
+ * once, while its thread goes on with the batch after: two cores on one
+ * listing. The result is a cache fill: what a lookup answers never
+ * depends on it, and a listing's entries only through the parse's stamp
+ * (afd_src_get_fresh).
  */
 #ifndef ARRAYFS_DAEMON_DIRAHEAD_H
 #define ARRAYFS_DAEMON_DIRAHEAD_H
@@ -21,7 +25,7 @@ struct afd_ctx;
 struct afd_dir_ahead {
 	char *path;      /* the folder's source path, or NULL: nothing to do */
 	off_t off;       /* where the next batch starts */
-	size_t count;    /* names to look at: the size of the batch just sent */
+	size_t count;    /* names to look at: twice the batch just sent */
 };
 
 /** Parse the arrays among the next @p a->count names of the folder from

@@ -501,8 +501,11 @@ static void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size,
 	/* not after a first batch: a names-only listing gets one too
 	 * (READDIRPLUS_AUTO), and would not use the parses */
 	struct afd_dir_ahead ahead = { NULL, 0, 0 };
+	/* the next two batches, last name first: the next request then
+	 * finds its names parsed (the last pass stopped there) and is
+	 * answered at once, while this thread parses the one after it */
 	if (plus && used > 0 && off != 0)
-		afd_dir_ahead_of(d, pr.n, &ahead);
+		afd_dir_ahead_of(d, 2 * pr.n, &ahead);
 	/* what the walk ring needs of the folder's node is read before the
 	 * reply too: once the listing is sent, the kernel may forget the
 	 * folder and its node be freed at any moment (TSan saw a FORGET
