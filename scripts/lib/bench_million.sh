@@ -9,7 +9,9 @@
 # tests/bench/nowork_ll names its entries (imgNNNNN.npy), written once by
 # Python (the 144 bytes of each file directly: the build time is printed).
 # With BENCH_MILLION_SCALE=1 the section runs at BENCH_MILLION_SMALL
-# (100,000) first, then at N, and prints each listing's growth. Each timed run: the sources walked
+# (100,000) first, then at N, and prints each listing's growth; with
+# BENCH_MILLION_WALKS=0 it leaves out du -s and find (about 500 s each at
+# 1,000,000, four of them a run). Each timed run: the sources walked
 # right before it (every file read once by tests/bench/bench_files, so
 # their metadata and pages are cached), a fresh mount, best of
 # BENCH_RUNS, the 1-minute load average printed with each table:
@@ -132,12 +134,20 @@ mil_one() {
 	mil_best ls_f ls -f MNT
 	mil_best scandir mil_scandir MNT
 	mil_best ls_l ls -l MNT
-	mil_best du du -s MNT
-	mil_best find find MNT -name '*.npy'
-	mil_opts=(-o max_walked=0)
-	mil_best du_all du -s MNT
-	mil_best find_all find MNT -name '*.npy'
-	mil_opts=()
+	if [ "${BENCH_MILLION_WALKS:-1}" = 1 ]; then
+		mil_best du du -s MNT
+		mil_best find find MNT -name '*.npy'
+		mil_opts=(-o max_walked=0)
+		mil_best du_all du -s MNT
+		mil_best find_all find MNT -name '*.npy'
+		mil_opts=()
+	else
+		local k
+		for k in du find du_all find_all; do
+			mil_t[$k]="- (BENCH_MILLION_WALKS=0)"
+			mil_r[$k]=-
+		done
+	fi
 	mil_best stack sh -c 'stat "$1/.stack" && ls "$1/.stack"' - MNT
 	mil_best zarr sh -c 'ls "$1/.zarr" && cat "$1/.zarr/.zgroup"' - MNT
 	echo "million: the peers ..." >&2
@@ -208,6 +218,7 @@ mil_one() {
 
 # mil_x A B: A's best over B's best
 mil_x() {
+	if [ "${1%% *}" = - ] || [ "${2%% *}" = - ]; then echo -; return; fi
 	"$py" -c "import sys; print('%.2fx' % (float(sys.argv[1].split()[0]) / float(sys.argv[2].split()[0])))" "$1" "$2"
 }
 
@@ -261,8 +272,15 @@ million_section() {
 	if [ "${#ns[@]}" = 2 ]; then
 		echo
 		echo "growth from $small to ${ns[1]} arrays (best over best; target <= 11x at 10x the arrays)"
+		# the peers' own growth, in the same run: what ls and the kernel
+		# add at ten times the names (ls -l sorts them) with no work done
+		local peer
 		for k in ls_f scandir ls_l ls_l2 du find du_all find_all stack zarr; do
-			row "  $k" "$(mil_x "${mil_t[$k]}" "${mil_small[$k]}")" "-"
+			peer=-
+			if [ -n "${mil_t[nw_$k]:-}" ]; then
+				peer="nowork_ll $(mil_x "${mil_t[nw_$k]}" "${mil_small[nw_$k]}"), source $(mil_x "${mil_t[src_$k]}" "${mil_small[src_$k]}")"
+			fi
+			row "  $k" "$(mil_x "${mil_t[$k]}" "${mil_small[$k]}")" "$peer"
 		done
 	fi
 }

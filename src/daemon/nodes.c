@@ -260,8 +260,8 @@ static void rehash(struct afd_nodes *t, size_t nb)
 }
 
 /* Double the buckets when the load passes 1: a listing of a million
- * names probes the table three times a name, and each node along a chain
- * is a miss of the CPU's caches (`ls -l` of 1,000,000 arrays 0.2-0.6 s
+ * names probes the table for each name, and each node along a chain is a
+ * miss of the CPU's caches (`ls -l` of 1,000,000 arrays 0.2-0.6 s
  * faster than at a load of 2), for 12 bytes more a node (three buckets). */
 static void maybe_grow(struct afd_nodes *t)
 {
